@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds dist/product-cost-export: one self-contained executable (no Bun, node_modules or
+# sql/ needed where it runs). Works from a fresh clone on a machine with only Node.js and
+# npm: Bun itself comes from the npm registry when it is not installed.
+#
+#   bash build.sh                 # the executable for this machine
+#   bash build.sh test [args]     # then run the test suite (bun test [args]) with the same Bun
+#   TARGETS="linux-x64-baseline linux-arm64" bash build.sh   # also release builds + SHA256SUMS
+set -euo pipefail
+cd "$(dirname "$0")"
+
+BUN_VERSION=1.4.5
+if command -v bun >/dev/null 2>&1; then
+  BUN=bun
+else
+  # A private copy under .bun-tool/, so no root and no global install is needed.
+  if [ ! -x .bun-tool/node_modules/bun/bin/bun.exe ]; then
+    echo "build.sh: Bun not found, installing bun@$BUN_VERSION from the npm registry into .bun-tool/" >&2
+    npm install --silent --no-save --no-audit --no-fund --prefix .bun-tool "bun@$BUN_VERSION" >&2
+  fi
+  BUN="$PWD/.bun-tool/node_modules/bun/bin/bun.exe"
+  [ -x "$BUN" ] || BUN="$PWD/.bun-tool/node_modules/.bin/bun"
+fi
+
+"$BUN" install --frozen-lockfile
+"$BUN" x tsc --noEmit -p .
+
+version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json)
+commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git status --porcelain 2>/dev/null)" ]; then commit="$commit-dirty"; fi
+
+# --no-compile-autoload-*: the executable must not pick up a stray .env or bunfig.toml
+# from the directory it is started in. --max-http-header-size: request lines up to 64 KiB
+# are answered normally; the app itself answers 414/431 JSON above that (up to this cap).
+build() { # build <bun --target> <outfile>
+  "$BUN" build --compile --minify --sourcemap --bytecode \
+    --no-compile-autoload-dotenv --no-compile-autoload-bunfig \
+    --compile-exec-argv=--max-http-header-size=1048576 \
+    --define "BUILD_VERSION=\"$version\"" --define "BUILD_COMMIT=\"$commit\"" \
+    --target="$1" --outfile "$2" src/main.ts
+}
+
+mkdir -p dist
+build bun dist/product-cost-export
+echo "build.sh: wrote dist/product-cost-export ($version, commit $commit)"
+
+if [ -n "${TARGETS:-}" ]; then
+  for target in $TARGETS; do
+    build "bun-$target" "dist/product-cost-export-$target"
+  done
+  (cd dist && sha256sum product-cost-export* > SHA256SUMS)
+  echo "build.sh: release builds and dist/SHA256SUMS written"
+fi
+
+if [ "${1:-}" = test ]; then
+  shift
+  exec "$BUN" test "$@"
+fi

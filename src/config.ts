@@ -1,0 +1,193 @@
+// Every setting of the service, read once from the environment and the command line
+// into a frozen, typed Config. A flag wins over its environment variable. All problems
+// are collected and reported together as one ConfigError, which main turns into one
+// line on stderr and exit code 2.
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Kind = "string" | "int" | "bool" | "enum";
+
+export interface SettingSpec {
+  key: string; // property name in Config
+  env: string;
+  flag: string; // without the leading --
+  kind: Kind;
+  default: string | number | boolean | undefined;
+  choices?: readonly string[];
+  min?: number;
+  max?: number;
+  secret?: boolean; // never printed, never accepted as a flag (would show in `ps`)
+  help: string;
+}
+
+// One table drives parsing, --help and the README's configuration section.
+export const SETTINGS: readonly SettingSpec[] = [
+  { key: "databaseUrl", env: "DATABASE_URL", flag: "database-url", kind: "string", default: undefined,
+    help: "PostgreSQL to read (postgres://user:pass@host:5432/db). Unset: the embedded PostgreSQL." },
+  { key: "dataDir", env: "DATA_DIR", flag: "data-dir", kind: "string", default: undefined,
+    help: "Embedded database only: keep it in this directory instead of in memory." },
+  { key: "demoData", env: "DEMO_DATA", flag: "demo-data", kind: "bool", default: undefined,
+    help: "Embedded database only: load the demo dataset (default: on in memory, off with --data-dir)." },
+  { key: "apiKeys", env: "PRODUCT_COST_API_KEYS", flag: "", kind: "string", default: undefined, secret: true,
+    help: "Comma-separated API keys; an entry sha256:<64 hex> is the digest of a key." },
+  { key: "apiKeysFile", env: "PRODUCT_COST_API_KEYS_FILE", flag: "api-keys-file", kind: "string", default: undefined,
+    help: "File with one key or sha256:<hex> digest per line (# comments). Re-read on SIGHUP." },
+  { key: "host", env: "HOST", flag: "host", kind: "string", default: "0.0.0.0", help: "Listen address." },
+  { key: "port", env: "PORT", flag: "port", kind: "int", default: 8080, min: 0, max: 65535, help: "Listen port." },
+  { key: "tlsCertFile", env: "TLS_CERT_FILE", flag: "tls-cert-file", kind: "string", default: undefined,
+    help: "PEM certificate (chain). With TLS_KEY_FILE: serve HTTPS." },
+  { key: "tlsKeyFile", env: "TLS_KEY_FILE", flag: "tls-key-file", kind: "string", default: undefined,
+    help: "PEM private key for TLS_CERT_FILE." },
+  { key: "dbPoolMax", env: "DB_POOL_MAX", flag: "db-pool-max", kind: "int", default: 10, min: 1, max: 1000,
+    help: "Most connections to an external PostgreSQL." },
+  { key: "dbConnectTimeoutMs", env: "DB_CONNECT_TIMEOUT_MS", flag: "db-connect-timeout-ms", kind: "int", default: 5000,
+    min: 100, max: 600000, help: "Time allowed to open a database connection." },
+  { key: "statementTimeoutMs", env: "STATEMENT_TIMEOUT_MS", flag: "statement-timeout-ms", kind: "int", default: 30000,
+    min: 100, max: 3600000, help: "Longest a query may run; past it: 503 DATABASE_UNAVAILABLE and the query is cancelled." },
+  { key: "maxRangeDays", env: "MAX_RANGE_DAYS", flag: "max-range-days", kind: "int", default: 0, min: 0, max: 10000000,
+    help: "Longest date range in days (inclusive); longer: 400 INVALID_MONTH_RANGE. 0 = no limit." },
+  { key: "shutdownTimeoutMs", env: "SHUTDOWN_TIMEOUT_MS", flag: "shutdown-timeout-ms", kind: "int", default: 10000,
+    min: 0, max: 600000, help: "On SIGTERM/SIGINT, how long requests in flight may take to finish." },
+  { key: "logLevel", env: "LOG_LEVEL", flag: "log-level", kind: "enum", default: "info",
+    choices: ["debug", "info", "warn", "error"], help: "Least severe log level written." },
+  { key: "logFormat", env: "LOG_FORMAT", flag: "log-format", kind: "enum", default: "json",
+    choices: ["json", "pretty"], help: "json: one JSON object per line; pretty: readable text for a terminal." },
+];
+
+export interface Config {
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string | undefined;
+  readonly demoData: boolean | undefined;
+  readonly apiKeys: string | undefined;
+  readonly apiKeysFile: string | undefined;
+  readonly host: string;
+  readonly port: number;
+  readonly tlsCertFile: string | undefined;
+  readonly tlsKeyFile: string | undefined;
+  readonly dbPoolMax: number;
+  readonly dbConnectTimeoutMs: number;
+  readonly statementTimeoutMs: number;
+  readonly maxRangeDays: number;
+  readonly shutdownTimeoutMs: number;
+  readonly logLevel: "debug" | "info" | "warn" | "error";
+  readonly logFormat: "json" | "pretty";
+  /** systemd's LoadCredential= directory, if the service runs under systemd. */
+  readonly credentialsDirectory: string | undefined;
+}
+
+function parseValue(spec: SettingSpec, raw: string, source: string, problems: string[]): unknown {
+  switch (spec.kind) {
+    case "string":
+      return raw === "" ? undefined : raw;
+    case "int": {
+      if (!/^\d+$/.test(raw)) {
+        problems.push(`${source} must be a whole number, got ${JSON.stringify(raw)}`);
+        return undefined;
+      }
+      const n = Number(raw);
+      if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
+        problems.push(`${source} must be between ${spec.min} and ${spec.max}, got ${raw}`);
+        return undefined;
+      }
+      return n;
+    }
+    case "bool": {
+      const v = raw.toLowerCase();
+      if (["1", "true", "yes", "on"].includes(v)) return true;
+      if (["0", "false", "no", "off"].includes(v)) return false;
+      problems.push(`${source} must be true or false, got ${JSON.stringify(raw)}`);
+      return undefined;
+    }
+    case "enum":
+      if (!spec.choices!.includes(raw)) {
+        problems.push(`${source} must be one of ${spec.choices!.join(", ")}, got ${JSON.stringify(raw)}`);
+        return undefined;
+      }
+      return raw;
+  }
+}
+
+/** Splits `--name value`, `--name=value` and boolean `--name` flags; returns the values by flag name. */
+export function parseFlags(argv: readonly string[], problems: string[]): Map<string, string> {
+  const byFlag = new Map(SETTINGS.filter((s) => s.flag).map((s) => [s.flag, s]));
+  const values = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith("--")) {
+      problems.push(`unexpected argument ${JSON.stringify(arg)}`);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    const spec = byFlag.get(name);
+    if (!spec) {
+      problems.push(`unknown flag --${name} (see --help)`);
+      continue;
+    }
+    if (eq !== -1) values.set(name, arg.slice(eq + 1));
+    else if (spec.kind === "bool") values.set(name, "true");
+    else if (i + 1 < argv.length) values.set(name, argv[++i]!);
+    else problems.push(`flag --${name} needs a value`);
+  }
+  return values;
+}
+
+export function loadConfig(argv: readonly string[], env: Record<string, string | undefined>): Config {
+  const problems: string[] = [];
+  const flags = parseFlags(argv, problems);
+  const out: Record<string, unknown> = {};
+  for (const spec of SETTINGS) {
+    const fromFlag = spec.flag ? flags.get(spec.flag) : undefined;
+    const fromEnv = env[spec.env];
+    let value: unknown = spec.default;
+    if (fromFlag !== undefined) value = parseValue(spec, fromFlag, `--${spec.flag}`, problems);
+    else if (fromEnv !== undefined && fromEnv !== "") value = parseValue(spec, fromEnv, spec.env, problems);
+    out[spec.key] = value ?? spec.default;
+  }
+  out.credentialsDirectory = env.CREDENTIALS_DIRECTORY || undefined;
+
+  if (out.databaseUrl !== undefined) checkDatabaseUrl(out.databaseUrl as string, problems);
+  if ((out.tlsCertFile === undefined) !== (out.tlsKeyFile === undefined)) {
+    problems.push("TLS_CERT_FILE and TLS_KEY_FILE must be set together");
+  }
+  if (problems.length) throw new ConfigError(problems.join("; "));
+  return Object.freeze(out) as unknown as Config;
+}
+
+function checkDatabaseUrl(url: string, problems: string[]): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    problems.push("DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)");
+    return;
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
+    problems.push(`DATABASE_URL must start with postgres:// or postgresql://, got ${parsed.protocol}//`);
+  }
+}
+
+/** The --help text, generated from SETTINGS so it cannot drift from what is parsed. */
+export function helpText(): string {
+  const lines = [
+    "Usage: product-cost-export [command] [flags]",
+    "",
+    "Commands:",
+    "  serve       Serve the HTTP API (the default when no command is given)",
+    "  migrate     Create or upgrade the tables and indexes, then exit",
+    "  hash-key    Read an API key on stdin, print its sha256:<hex> digest for PRODUCT_COST_API_KEYS",
+    "  --help      Show this text",
+    "  --version   Print the version and the commit it was built from",
+    "",
+    "Settings (flag, environment variable, default). A flag wins over the environment:",
+  ];
+  for (const s of SETTINGS) {
+    const flag = s.flag ? `--${s.flag}${s.kind === "bool" ? "" : " <value>"}` : "(environment only)";
+    const def = s.default === undefined ? "unset" : String(s.default);
+    lines.push(`  ${flag.padEnd(30)} ${s.env.padEnd(28)} default: ${def}`);
+    lines.push(`      ${s.help}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,52 @@
+// Which database failures mean "the database is unavailable right now" (answered 503
+// DATABASE_UNAVAILABLE) rather than a bug (answered 500). The same table is in the README.
+
+import postgres from "postgres";
+
+/** SQLSTATEs of a server that is shutting down, starting, overloaded or out of reach. */
+const UNAVAILABLE_SQLSTATES = new Set([
+  "57P01", // admin_shutdown: terminating connection due to administrator command
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now: the database system is starting up
+  "57014", // query_canceled: statement timeout
+  "53300", // too_many_connections
+  "53000", // insufficient_resources
+  "25P03", // idle_in_transaction_session_timeout
+]);
+
+/** Client-side failures reported by postgres.js or the socket layer. */
+const UNAVAILABLE_CLIENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "DATABASE_DEADLINE",
+]);
+
+export class DatabaseDeadlineError extends Error {
+  readonly code = "DATABASE_DEADLINE";
+  constructor(ms: number) {
+    super(`no answer from the database within ${ms} ms`);
+  }
+}
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (err instanceof postgres.PostgresError) {
+    return UNAVAILABLE_SQLSTATES.has(err.code) || err.code.startsWith("08");
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && UNAVAILABLE_CLIENT_CODES.has(code);
+}
+
+/** A failure that a single retry of an idempotent read may hide: a connection that died while idle. */
+export function isStaleConnection(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "57P01" || code === "CONNECTION_CLOSED" || code === "CONNECTION_ENDED";
+}

@@ -1,0 +1,70 @@
+// Applies the SQL files of sql/migrations in order, each once, recorded in
+// schema_migrations. Safe to run twice, concurrently (an advisory lock serialises
+// runners) and on a database where the ETL already created the contract tables.
+
+import m0001 from "../../sql/migrations/0001_contract_tables.sql" with { type: "text" };
+import m0002 from "../../sql/migrations/0002_daily_costs_by_date.sql" with { type: "text" };
+import { createHash } from "node:crypto";
+import type { Sql } from "./client.ts";
+
+export interface Migration {
+  version: string;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: "0001", name: "contract_tables", sql: m0001 },
+  { version: "0002", name: "daily_costs_by_date", sql: m0002 },
+];
+
+// Any fixed number: all runners of `migrate` take the same lock.
+const MIGRATION_LOCK_ID = 74_201_311;
+
+function checksum(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+export class MigrationError extends Error {
+  override name = "MigrationError";
+}
+
+/** Applies what is missing; returns the versions applied by this call. */
+export async function migrate(sql: Sql): Promise<string[]> {
+  const applied: string[] = [];
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`;
+    await tx`
+      create table if not exists schema_migrations (
+        version    text primary key,
+        name       text not null,
+        checksum   text not null,
+        applied_at timestamptz not null default now()
+      )`;
+    const rows = await tx<{ version: string; checksum: string }[]>`select version, checksum from schema_migrations`;
+    const done = new Map(rows.map((r) => [r.version, r.checksum]));
+    for (const m of MIGRATIONS) {
+      const sum = checksum(m.sql);
+      const previous = done.get(m.version);
+      if (previous !== undefined) {
+        if (previous !== sum) {
+          throw new MigrationError(`migration ${m.version}_${m.name} was changed after it was applied`);
+        }
+        continue;
+      }
+      await tx.unsafe(m.sql);
+      await tx`insert into schema_migrations (version, name, checksum) values (${m.version}, ${m.name}, ${sum})`;
+      applied.push(m.version);
+    }
+  });
+  return applied;
+}
+
+/** Versions known to this build that the database has not applied (for /readyz). */
+export async function pendingMigrations(sql: Sql): Promise<string[]> {
+  const [exists] = await sql<{ ok: boolean }[]>`select to_regclass('schema_migrations') is not null as ok`;
+  if (!exists?.ok) return MIGRATIONS.map((m) => m.version);
+  const rows = await sql<{ version: string }[]>`select version from schema_migrations`;
+  const done = new Set(rows.map((r) => r.version));
+  return MIGRATIONS.filter((m) => !done.has(m.version)).map((m) => m.version);
+}

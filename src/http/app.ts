@@ -1,0 +1,104 @@
+// createApp builds the Elysia application without listening, so tests can call it in
+// process. The endpoint walks named stages in the order design.md fixes:
+//   503 no key configured → 401 key → 422 query validation → 400 range → query → rows.
+
+import { Elysia } from "elysia";
+import type { ApiKeyRing } from "../auth/api-keys.ts";
+import { bearerCredentials } from "../auth/bearer.ts";
+import type { Sql } from "../db/client.ts";
+import { readProductCosts } from "../db/product-costs.ts";
+import type { Logger } from "../log.ts";
+import { rangeDays, validateProductCostParams } from "../validation/product-cost-params.ts";
+import { createErrorHandler } from "./error-handler.ts";
+import {
+  INVALID_API_KEY,
+  INVALID_MONTH_RANGE,
+  NOT_CONFIGURED,
+  RequestValidationError,
+} from "./errors.ts";
+import { contextOf } from "./request-context.ts";
+import { BASE_HEADERS, detailResponse } from "./responses.ts";
+import { jsonRowStream } from "./row-stream.ts";
+import { DetailCode, ProductCostQuery, ProductCostRows, ValidationErrorBody } from "./schemas.ts";
+
+export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
+
+export interface AppDeps {
+  /** The active keys; a function so that SIGHUP can swap them without a restart. */
+  keys: () => ApiKeyRing;
+  sql: Sql;
+  logger: Logger;
+  maxRangeDays: number;
+  /** Deadline for the database's first answer (the statement timeout plus a margin). */
+  firstBatchTimeoutMs: number;
+  /** Answers /readyz: resolves when the database is reachable and migrated. */
+  readiness: () => Promise<{ ready: boolean; reason?: string }>;
+  batchSize?: number;
+}
+
+export function createApp(deps: AppDeps) {
+  const productCosts = new Elysia()
+    // `derive` runs before Elysia's query check, so an unauthenticated caller learns nothing about validation.
+    .derive(({ request }) => {
+      const keys = deps.keys();
+      if (keys.size === 0) throw NOT_CONFIGURED();
+      const presented = bearerCredentials(request.headers.get("authorization"));
+      const match = presented === null ? null : keys.match(presented);
+      if (!match) throw INVALID_API_KEY();
+      contextOf(request).keyFingerprint = match.fingerprint;
+      return {};
+    })
+    .get(
+      PRODUCT_COSTS_PATH,
+      async ({ request }) => {
+        // Our validator is the authority (Starlette's parsing, Pydantic's messages); Elysia's
+        // schema check above it uses the same date rule and so has already agreed.
+        const checked = validateProductCostParams(request.url);
+        if (!checked.ok) throw new RequestValidationError(checked.errors);
+        const { monthFrom, monthTo, segment } = checked.params;
+        if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
+        if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
+
+        const batches = await readProductCosts(
+          deps.sql,
+          { monthFrom, monthTo, segment },
+          { batchSize: deps.batchSize ?? 2000, firstBatchTimeoutMs: deps.firstBatchTimeoutMs },
+        );
+        return new Response(jsonRowStream(batches, contextOf(request)), { status: 200, headers: BASE_HEADERS });
+      },
+      {
+        query: ProductCostQuery,
+        parse: "json",
+        response: {
+          200: ProductCostRows,
+          400: DetailCode("The date range is invalid: month_from is after month_to (or longer than MAX_RANGE_DAYS).", "INVALID_MONTH_RANGE"),
+          401: DetailCode("API key missing or invalid.", "INVALID_API_KEY"),
+          422: ValidationErrorBody,
+          503: DetailCode("No API key configured, or the database is unavailable.", "EXTERNAL_API_NOT_CONFIGURED"),
+        },
+        detail: {
+          summary: "List product costs",
+          description:
+            "Four cost columns per product, summed over the inclusive date range [month_from, month_to]. " +
+            "null means not costed; 0 is a costed zero.",
+          security: [{ bearerAuth: [] }],
+          tags: ["product costs"],
+        },
+      },
+    );
+
+  return new Elysia()
+    .onError(createErrorHandler(deps.logger))
+    .get("/healthz", () => detailResponse(200, "OK"), { detail: { hide: true } })
+    .get(
+      "/readyz",
+      async () => {
+        const r = await deps.readiness();
+        return r.ready ? detailResponse(200, "READY") : detailResponse(503, r.reason ?? "NOT_READY");
+      },
+      { detail: { hide: true } },
+    )
+    .use(productCosts);
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,44 @@
+// Wraps the Elysia app into the fetch handler the server runs: gives each request its
+// id (X-Request-Id echoed when sane, else generated), adds the standard headers, and
+// writes one log line per request once its body has been sent (streams included).
+
+import { errorFields, type Logger } from "../log.ts";
+import type { App } from "./app.ts";
+import { attachContext, type RequestContext } from "./request-context.ts";
+
+// An incoming request id is echoed only if it is short and plain, so logs cannot be forged.
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+export function createHandler(app: App, logger: Logger): FetchHandler {
+  return async (request) => {
+    const incoming = request.headers.get("x-request-id");
+    const context: RequestContext = {
+      id: incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
+      startedAt: performance.now(),
+    };
+    attachContext(request, context);
+    const response = await app.handle(request);
+    response.headers.set("x-request-id", context.id);
+    const done = context.bodyDone ?? Promise.resolve();
+    void done.then(() => logRequest(logger, request, response.status, context));
+    return response;
+  };
+}
+
+function logRequest(logger: Logger, request: Request, status: number, context: RequestContext): void {
+  const url = new URL(request.url);
+  const fields: Record<string, unknown> = {
+    request_id: context.id,
+    method: request.method,
+    path: url.pathname,
+    status,
+    duration_ms: Math.round((performance.now() - context.startedAt) * 10) / 10,
+  };
+  if (context.rows !== undefined) fields.rows = context.rows;
+  if (context.keyFingerprint) fields.key = context.keyFingerprint;
+  if (context.error !== undefined) Object.assign(fields, errorFields(context.error));
+  const level = status >= 500 || (context.error !== undefined && status < 400) ? "error" : "info";
+  logger[level]("request", fields);
+}

@@ -1,0 +1,30 @@
+// What the service learns about one request while answering it, for its log line and
+// metrics: its id, which key was used (by fingerprint), how many rows went out, and a
+// promise that settles when a streamed body has been written to the end (or failed).
+
+export interface RequestContext {
+  id: string;
+  startedAt: number;
+  keyFingerprint?: string;
+  rows?: number;
+  /** The cause of a 5xx, for the log (never for the body). */
+  error?: unknown;
+  /** Set by routes that stream: resolves when the last byte is written or the stream fails. */
+  bodyDone?: Promise<void>;
+}
+
+const contexts = new WeakMap<Request, RequestContext>();
+
+export function attachContext(request: Request, context: RequestContext): void {
+  contexts.set(request, context);
+}
+
+/** The request's context; a fresh one when the app is called without the server wrapper. */
+export function contextOf(request: Request): RequestContext {
+  let context = contexts.get(request);
+  if (!context) {
+    context = { id: crypto.randomUUID(), startedAt: performance.now() };
+    contexts.set(request, context);
+  }
+  return context;
+}

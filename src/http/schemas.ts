@@ -1,0 +1,68 @@
+// TypeBox schemas of the endpoint: they drive the OpenAPI document and Elysia's own
+// query check. The `date` format is Pydantic's lax date (see validation/lax-date.ts), so
+// the schema accepts exactly what the service accepts.
+
+import { FormatRegistry, Type as T } from "@sinclair/typebox";
+import { t } from "elysia";
+import { parseLaxDate } from "../validation/lax-date.ts";
+
+// Elysia registers a lenient `date` format of its own (it rolls 2024-02-30 over to March);
+// replace it so that Elysia's check and ours can never disagree.
+FormatRegistry.Set("date", (value) => parseLaxDate(value).ok);
+
+export const ProductCostQuery = t.Object({
+  month_from: t.String({
+    format: "date",
+    description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).",
+    examples: ["2026-10-01"],
+  }),
+  month_to: t.String({
+    format: "date",
+    description: "Inclusive end date, YYYY-MM-DD. Must not be before month_from.",
+    examples: ["2026-10-31"],
+  }),
+  segment: t.Optional(
+    t.UnionEnum(["normal", "sample", "all"], {
+      default: "normal",
+      description: "normal = normal products; sample = sample products; all = both.",
+    }),
+  ),
+});
+
+const amount = (what: string) =>
+  T.Number({ nullable: true, description: `${what} in USD, summed over the range. null = not costed; 0 = a costed zero.` });
+
+export const ProductCostRow = T.Object(
+  {
+    erp_product_id: T.Integer({ nullable: true, description: "Product id in the ERP. null for unmapped products." }),
+    erp_sku: T.String({ nullable: true, description: "SKU in the ERP. null for unmapped products." }),
+    product_name: T.String({ nullable: true, description: "Product name." }),
+    purchase_cost_usd: amount("Purchase cost"),
+    inbound_freight_usd: amount("Inbound (first-leg) freight"),
+    shipping_to_customer_usd: amount("Shipping to customer (last leg)"),
+    warehouse_fees_usd: amount("Warehouse fees"),
+  },
+  { additionalProperties: false },
+);
+
+export const ProductCostRows = T.Array(ProductCostRow, {
+  description: "One row per product with at least one daily cost row in the range.",
+});
+
+export const DetailCode = (description: string, code: string) =>
+  T.Object({ detail: T.String({ enum: [code] }) }, { description });
+
+export const ValidationErrorBody = T.Object(
+  {
+    detail: T.Array(
+      T.Object({
+        type: T.String(),
+        loc: T.Array(T.Union([T.String(), T.Integer()])),
+        msg: T.String(),
+        input: T.Any(),
+        ctx: T.Optional(T.Object({}, { additionalProperties: true })),
+      }),
+    ),
+  },
+  { description: "Request validation failure: one item per failing parameter." },
+);

@@ -1,0 +1,48 @@
+// The only place that listens. Plain HTTP, or HTTPS when a certificate and key are set.
+
+import { readFileSync } from "node:fs";
+import { ConfigError } from "../config.ts";
+import { detailResponse } from "./responses.ts";
+import type { FetchHandler } from "./handler.ts";
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+}
+
+export function readTls(options: ListenOptions): { cert: string; key: string } | undefined {
+  if (!options.tlsCertFile || !options.tlsKeyFile) return undefined;
+  const read = (file: string, what: string) => {
+    try {
+      return readFileSync(file, "utf8");
+    } catch (err) {
+      throw new ConfigError(`cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+  };
+  return { cert: read(options.tlsCertFile, "TLS_CERT_FILE"), key: read(options.tlsKeyFile, "TLS_KEY_FILE") };
+}
+
+export function listen(options: ListenOptions, handler: FetchHandler): Bun.Server<undefined> {
+  const tls = readTls(options);
+  try {
+    return Bun.serve({
+      hostname: options.host,
+      port: options.port,
+      reusePort: false, // a second copy on the same port must fail, not silently share it
+      idleTimeout: 60,
+      ...(tls ? { tls } : {}),
+      fetch: handler,
+      // Last resort if something escapes the app's own error mapping: still JSON, never a stack.
+      error: () => detailResponse(500, "INTERNAL_ERROR"),
+    });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "EADDRINUSE") throw new ConfigError(`port ${options.port} on ${options.host} is already in use`);
+    if (code === "EACCES") throw new ConfigError(`no permission to listen on ${options.host}:${options.port}`);
+    if (code === "EADDRNOTAVAIL") throw new ConfigError(`address ${options.host} is not available on this machine`);
+    if (tls) throw new ConfigError(`TLS certificate or key rejected: ${(err as Error).message}`);
+    throw err;
+  }
+}

@@ -1,0 +1,57 @@
+// Structured logging: one JSON object per line on stdout (or readable text for a
+// terminal with LOG_FORMAT=pretty). Fields are the caller's; secrets never reach here.
+
+export type Level = "debug" | "info" | "warn" | "error";
+const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface LoggerOptions {
+  level: Level;
+  format: "json" | "pretty";
+  write?: (line: string) => void;
+}
+
+/** An Error as log fields: its class, message and code, never a stack in the JSON line's message. */
+export function errorFields(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return { error: err.message, error_type: err.constructor.name, ...(code !== undefined ? { error_code: code } : {}) };
+  }
+  return { error: String(err) };
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const write = options.write ?? ((line: string) => process.stdout.write(line + "\n"));
+  const min = RANK[options.level];
+  const emit = (level: Level, msg: string, fields?: Record<string, unknown>) => {
+    if (RANK[level] < min) return;
+    const time = new Date().toISOString();
+    if (options.format === "pretty") {
+      const extra = fields
+        ? Object.entries(fields).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ")
+        : "";
+      write(`${time} ${level.toUpperCase().padEnd(5)} ${msg}${extra ? " " + extra : ""}`);
+    } else {
+      write(JSON.stringify({ time, level, msg, ...fields }));
+    }
+  };
+  return {
+    debug: (m, f) => emit("debug", m, f),
+    info: (m, f) => emit("info", m, f),
+    warn: (m, f) => emit("warn", m, f),
+    error: (m, f) => emit("error", m, f),
+  };
+}
+
+/** A logger that keeps lines in memory, for tests. */
+export function memoryLogger(level: Level = "debug"): Logger & { lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({ level, format: "json", write: (l) => lines.push(JSON.parse(l)) });
+  return Object.assign(logger, { lines });
+}

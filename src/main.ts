@@ -1,0 +1,119 @@
+// Entry point: argv → command. The only module that reads argv, listens or exits.
+//   product-cost-export [serve]   serve the API (default)
+//   product-cost-export migrate   create/upgrade the tables, then exit
+//   product-cost-export hash-key  print the sha256:<hex> digest of a key read on stdin
+
+import { loadKeyRing, sha256Hex, type ApiKeyRing } from "./auth/api-keys.ts";
+import { ConfigError, helpText, loadConfig, type Config } from "./config.ts";
+import { migrate } from "./db/migrations.ts";
+import { openExternal, type Database } from "./db/open.ts";
+import { createApp } from "./http/app.ts";
+import { createHandler } from "./http/handler.ts";
+import { listen } from "./http/server.ts";
+import { createLogger, errorFields, type Logger } from "./log.ts";
+import { COMMIT, VERSION } from "./version.ts";
+
+const COMMANDS = ["serve", "migrate", "hash-key"] as const;
+type Command = (typeof COMMANDS)[number];
+
+async function openDatabase(config: Config, readOnly: boolean): Promise<Database> {
+  if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? undefined : 1 });
+  throw new ConfigError("DATABASE_URL is not set (the embedded database is not available in this build)");
+}
+
+async function serve(config: Config, logger: Logger): Promise<void> {
+  let keys: ApiKeyRing = loadKeyRing(config);
+  const db = await openDatabase(config, true);
+  const app = createApp({
+    keys: () => keys,
+    sql: db.sql,
+    logger,
+    maxRangeDays: config.maxRangeDays,
+    firstBatchTimeoutMs: config.statementTimeoutMs + 1000,
+    readiness: () => db.readiness(2000),
+  });
+  const server = listen(config, createHandler(app, logger));
+  logger.info("listening", {
+    version: VERSION,
+    commit: COMMIT,
+    url: server.url.toString(),
+    database: db.description,
+    api_keys: keys.size,
+  });
+  if (keys.size === 0) {
+    logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
+  }
+
+  process.on("SIGHUP", () => {
+    try {
+      keys = loadKeyRing(config);
+      logger.info("api keys reloaded", { api_keys: keys.size });
+    } catch (err) {
+      logger.error("api keys not reloaded, the previous keys stay active", errorFields(err));
+    }
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down", { signal, in_flight: server.pendingRequests });
+    const drained = server.stop(false).then(() => true);
+    const timedOut = Bun.sleep(config.shutdownTimeoutMs).then(() => false);
+    if (!(await Promise.race([drained, timedOut]))) {
+      logger.warn("shutdown timeout reached, closing the remaining connections", { in_flight: server.pendingRequests });
+      await server.stop(true);
+    }
+    await db.close(5).catch(() => {});
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function runMigrate(config: Config, logger: Logger): Promise<void> {
+  const db = await openDatabase(config, false);
+  try {
+    const applied = await migrate(db.sql);
+    logger.info("migrations applied", { applied, database: db.description });
+  } finally {
+    await db.close(5);
+  }
+}
+
+async function hashKey(): Promise<void> {
+  const input = (await Bun.stdin.text()).replace(/\r?\n$/, "").trim();
+  if (!input) throw new ConfigError("hash-key: no key on stdin (usage: printf %s \"$KEY\" | product-cost-export hash-key)");
+  process.stdout.write(`sha256:${sha256Hex(input)}\n`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(helpText() + "\n");
+    return;
+  }
+  if (argv.includes("--version")) {
+    process.stdout.write(`product-cost-export ${VERSION} (commit ${COMMIT})\n`);
+    return;
+  }
+  const first = argv[0];
+  const command: Command = first && !first.startsWith("-") ? (first as Command) : "serve";
+  if (!COMMANDS.includes(command)) throw new ConfigError(`unknown command ${JSON.stringify(first)} (see --help)`);
+  const flags = first && !first.startsWith("-") ? argv.slice(1) : argv;
+  if (command === "hash-key") return hashKey();
+
+  const config = loadConfig(flags, process.env);
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+  if (command === "migrate") return runMigrate(config, logger);
+  return serve(config, logger);
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`product-cost-export: ${err.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`product-cost-export: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,129 @@
+// The compiled executable as a black box: copied alone to an empty directory (no
+// node_modules, no sql/, no Bun), started, called over real HTTP, stopped with a signal.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { loadFixture } from "../support/fixtures.ts";
+import { testDatabase } from "../support/database.ts";
+import { cleanEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
+import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
+
+const KEY = "e2e-key-5f1c9a";
+let bin: { dir: string; path: string };
+let url: string;
+
+beforeAll(async () => {
+  bin = isolatedBinary();
+  const db = await testDatabase();
+  url = db.url;
+  await loadFixture(db.admin, PRODUCTS, DAILY);
+});
+
+function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
+  const r = Bun.spawnSync([bin.path, ...args], { env: cleanEnv(env), stdin: stdin === undefined ? "ignore" : Buffer.from(stdin), cwd: bin.dir });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+describe("the executable's commands", () => {
+  test("--version prints the version and the commit", () => {
+    const r = run(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^product-cost-export \d+\.\d+\.\d+ \(commit [0-9a-f]{7,}(-dirty)?\)\n$|^product-cost-export \d+\.\d+\.\d+ \(commit unknown(-dirty)?\)\n$/);
+  });
+
+  test("--help lists every setting with its variable", () => {
+    const r = run(["--help"]);
+    expect(r.code).toBe(0);
+    for (const name of ["DATABASE_URL", "PRODUCT_COST_API_KEYS", "PRODUCT_COST_API_KEYS_FILE", "HOST", "PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "--port", "--host", "--database-url", "migrate", "serve"]) {
+      expect(r.stdout).toContain(name);
+    }
+  });
+
+  test.each([
+    [["--port", "abc"], {}, "product-cost-export: --port must be a whole number, got \"abc\"\n"],
+    [["--no-such-flag"], {}, "product-cost-export: unknown flag --no-such-flag (see --help)\n"],
+    [[], { DATABASE_URL: "mysql://x" }, "product-cost-export: DATABASE_URL must start with postgres:// or postgresql://, got mysql://\n"],
+    [[], { DATABASE_URL: "postgres://x", TLS_CERT_FILE: "/tmp/c.pem" }, "product-cost-export: TLS_CERT_FILE and TLS_KEY_FILE must be set together\n"],
+    [[], { DATABASE_URL: "postgres://x", PRODUCT_COST_API_KEYS_FILE: "/nonexistent/keys" }, "product-cost-export: cannot read API key file /nonexistent/keys: ENOENT\n"],
+    [["frobnicate"], {}, "product-cost-export: unknown command \"frobnicate\" (see --help)\n"],
+  ] as const)("bad configuration %p stops with one line and exit 2", (args, env, message) => {
+    const r = run([...args], env as Record<string, string>);
+    expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code: 2, stderr: message, stdout: "" });
+  });
+
+  test("hash-key prints the sha256 digest of the key on stdin", () => {
+    const r = run(["hash-key"], {}, "secret\n");
+    expect(r).toEqual({ code: 0, stdout: "sha256:2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b\n", stderr: "" });
+  });
+
+  test("migrate is idempotent on an already migrated database", () => {
+    const first = run(["migrate"], { DATABASE_URL: url });
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toMatchObject({ level: "info", msg: "migrations applied", applied: [] });
+  });
+});
+
+describe("serving over HTTP", () => {
+  let server: RunningBinary;
+  beforeAll(async () => {
+    server = await startBinary(bin.path, { DATABASE_URL: url, PRODUCT_COST_API_KEYS: `other,${KEY}` }, [], bin.dir);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  test("200 with the exact rows, content type and length", async () => {
+    const res = await fetch(`${server.url}/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.text()).toBe(JANUARY_NORMAL);
+  });
+
+  test("422 bytes and Content-Length as FastAPI sends them", async () => {
+    const res = await fetch(`${server.url}/external/v1/product-costs?month_from=x&month_to=2024-01-01`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect([res.status, res.headers.get("content-length"), res.headers.get("content-type")]).toEqual([422, "197", "application/json"]);
+    expect(await res.text()).toBe(
+      '{"detail":[{"type":"date_from_datetime_parsing","loc":["query","month_from"],"msg":"Input should be a valid date or datetime, input is too short","input":"x","ctx":{"error":"input is too short"}}]}',
+    );
+  });
+
+  test("401 is 28 bytes", async () => {
+    const res = await fetch(`${server.url}/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31`);
+    expect([res.status, res.headers.get("content-length"), await res.text()]).toEqual([401, "28", '{"detail":"INVALID_API_KEY"}']);
+  });
+
+  test("a request line of 60 KiB is answered normally", async () => {
+    const res = await fetch(`${server.url}/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31&pad=${"x".repeat(60 * 1024)}`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(JANUARY_NORMAL);
+  });
+
+  test("healthz answers without a key", async () => {
+    const res = await fetch(`${server.url}/healthz`);
+    expect([res.status, await res.text()]).toEqual([200, '{"detail":"OK"}']);
+  });
+
+  test("readyz answers READY when the database is migrated", async () => {
+    const res = await fetch(`${server.url}/readyz`);
+    expect([res.status, await res.text()]).toEqual([200, '{"detail":"READY"}']);
+  });
+
+  test("each request is logged as one JSON line with the key's fingerprint, never the key", async () => {
+    await (await fetch(`${server.url}/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31`, {
+      headers: { authorization: `Bearer ${KEY}`, "x-request-id": "e2e-log-1" },
+    })).text();
+    const line = await server.waitForLine((l) => l.request_id === "e2e-log-1");
+    expect(line).toMatchObject({ level: "info", msg: "request", status: 200, rows: 6, path: "/external/v1/product-costs" });
+    expect(JSON.stringify(server.lines)).not.toContain(KEY);
+  });
+
+  test("SIGTERM stops it cleanly with exit code 0", async () => {
+    const other = await startBinary(bin.path, { DATABASE_URL: url, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
+    expect(await other.stop("SIGTERM")).toBe(0);
+    expect(other.lines.at(-1)).toMatchObject({ msg: "stopped" });
+  });
+});

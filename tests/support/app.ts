@@ -1,0 +1,45 @@
+// The service's request handler, in process, over a real database pool.
+
+import { buildKeyRing, type ApiKeyRing } from "../../src/auth/api-keys.ts";
+import type { Sql } from "../../src/db/client.ts";
+import { readinessOf } from "../../src/db/open.ts";
+import { createApp } from "../../src/http/app.ts";
+import { createHandler, type FetchHandler } from "../../src/http/handler.ts";
+import { memoryLogger } from "../../src/log.ts";
+
+export const KEY = "test-key-0123456789abcdef";
+export const OTHER_KEY = "second-key-fedcba9876543210";
+
+export interface TestApp {
+  handle: FetchHandler;
+  logs: Record<string, unknown>[];
+  setKeys(keys: ApiKeyRing): void;
+  /** GET path with `Authorization: Bearer KEY` unless headers say otherwise. */
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
+}
+
+export function ring(...keys: string[]): ApiKeyRing {
+  return buildKeyRing(keys.map((value, i) => ({ value, source: `test key ${i + 1}` })));
+}
+
+export function testApp(sql: Sql, options: { keys?: ApiKeyRing; maxRangeDays?: number; batchSize?: number; firstBatchTimeoutMs?: number } = {}): TestApp {
+  let keys = options.keys ?? ring(KEY);
+  const logger = memoryLogger();
+  const app = createApp({
+    keys: () => keys,
+    sql,
+    logger,
+    maxRangeDays: options.maxRangeDays ?? 0,
+    firstBatchTimeoutMs: options.firstBatchTimeoutMs ?? 30000,
+    readiness: () => readinessOf(sql)(2000),
+    batchSize: options.batchSize,
+  });
+  const handle = createHandler(app, logger);
+  return {
+    handle,
+    logs: logger.lines,
+    setKeys: (k) => (keys = k),
+    get: (path, headers = { authorization: `Bearer ${KEY}` }) =>
+      handle(new Request(`http://localhost${path}`, { headers })),
+  };
+}

@@ -1,0 +1,88 @@
+// Runs the compiled executable as a black box: copied alone into an empty temp dir (so it
+// can rely on nothing beside it), started with a clean environment, read through its logs.
+
+import { copyFileSync, existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+
+export const BINARY = resolve(import.meta.dir, "../../dist/product-cost-export");
+
+/** A fresh empty directory holding only a copy of the executable. */
+export function isolatedBinary(): { dir: string; path: string } {
+  if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`bash build.sh\` first`);
+  const dir = mkdtempSync(join(tmpdir(), "pce-bin-"));
+  const path = join(dir, "product-cost-export");
+  copyFileSync(BINARY, path);
+  Bun.spawnSync(["chmod", "+x", path]);
+  return { dir, path };
+}
+
+/** The environment the executable sees: PATH and HOME only, plus what the test gives. */
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: "/usr/bin:/bin", HOME: tmpdir(), ...extra };
+}
+
+export interface RunningBinary {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  url: string;
+  /** Every stdout line so far, parsed as JSON. */
+  lines: Record<string, unknown>[];
+  stderr(): string;
+  waitForLine(predicate: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+export async function startBinary(path: string, env: Record<string, string>, args: string[] = [], cwd?: string): Promise<RunningBinary> {
+  const proc = Bun.spawn([path, ...args], { env: cleanEnv({ PORT: "0", HOST: "127.0.0.1", ...env }), stdout: "pipe", stderr: "pipe", stdin: "ignore", cwd });
+  const lines: Record<string, unknown>[] = [];
+  let err = "";
+  const waiters: (() => void)[] = [];
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buf = "";
+    for await (const chunk of proc.stdout) {
+      buf += decoder.decode(chunk, { stream: true });
+      let nl;
+      while ((nl = buf.indexOf("\n")) !== -1) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        try {
+          lines.push(JSON.parse(line));
+        } catch {
+          lines.push({ raw: line });
+        }
+        waiters.splice(0).forEach((w) => w());
+      }
+    }
+    waiters.splice(0).forEach((w) => w());
+  })();
+  void (async () => {
+    for await (const chunk of proc.stderr) err += new TextDecoder().decode(chunk);
+  })();
+
+  const waitForLine = async (predicate: (l: Record<string, unknown>) => boolean, timeoutMs = 15000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = lines.find(predicate);
+      if (found) return found;
+      if (Date.now() > deadline || proc.exitCode !== null) {
+        throw new Error(`no such log line within ${timeoutMs} ms; stdout: ${JSON.stringify(lines)}; stderr: ${err}`);
+      }
+      await Promise.race([new Promise<void>((r) => waiters.push(r)), Bun.sleep(50)]);
+    }
+  };
+
+  const listening = await waitForLine((l) => l.msg === "listening");
+  return {
+    proc,
+    url: String(listening.url).replace(/\/$/, ""),
+    lines,
+    stderr: () => err,
+    waitForLine,
+    async stop(signal = "SIGTERM") {
+      if (proc.exitCode === null) proc.kill(signal);
+      return await proc.exited;
+    },
+  };
+}

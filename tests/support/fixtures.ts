@@ -1,0 +1,38 @@
+// Loads products and daily cost rows into a test database, replacing what was there.
+
+import type { Sql } from "../../src/db/client.ts";
+
+export interface ProductFixture {
+  product_id: number | string;
+  erp_product_id: number | string | null;
+  erp_sku: string | null;
+  product_name: string | null;
+  is_sample?: boolean;
+}
+
+export interface DailyCostFixture {
+  product_id: number | string;
+  cost_date: string;
+  purchase_cost_usd?: string | null;
+  inbound_freight_usd?: string | null;
+  shipping_to_customer_usd?: string | null;
+  warehouse_fees_usd?: string | null;
+}
+
+export async function loadFixture(sql: Sql, products: ProductFixture[], daily: DailyCostFixture[]): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`truncate product_daily_costs, products`;
+    for (const p of products) {
+      await tx`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample)
+               values (${String(p.product_id)}::bigint, ${p.erp_product_id === null ? null : String(p.erp_product_id)}::bigint,
+                       ${p.erp_sku}, ${p.product_name}, ${p.is_sample ?? false})`;
+    }
+    for (const d of daily) {
+      await tx`insert into product_daily_costs (product_id, cost_date, purchase_cost_usd, inbound_freight_usd,
+                 shipping_to_customer_usd, warehouse_fees_usd)
+               values (${String(d.product_id)}::bigint, ${d.cost_date}::date, ${d.purchase_cost_usd ?? null}::numeric,
+                       ${d.inbound_freight_usd ?? null}::numeric, ${d.shipping_to_customer_usd ?? null}::numeric,
+                       ${d.warehouse_fees_usd ?? null}::numeric)`;
+    }
+  });
+}
