@@ -1,0 +1,61 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildKeyRing, loadKeyRing, parseKeyFile, sha256Hex } from "../../src/auth/api-keys.ts";
+import { ConfigError } from "../../src/config.ts";
+
+const entry = (value: string) => ({ value, source: "test" });
+
+describe("API key ring", () => {
+  test("matches a plain key and reports a fingerprint that is not the key", () => {
+    const ring = buildKeyRing([entry("alpha-key")]);
+    const m = ring.match("alpha-key");
+    expect(m?.fingerprint).toMatch(/^[0-9a-f]{8}$/);
+    expect(sha256Hex("alpha-key").startsWith(m!.fingerprint)).toBe(false);
+    expect(ring.match("alpha-ke")).toBeNull();
+    expect(ring.match("alpha-key ")).toBeNull();
+    expect(ring.match("")).toBeNull();
+  });
+
+  test("a sha256:<hex> entry accepts the key whose digest it is, in either hex case", () => {
+    const ring = buildKeyRing([entry("sha256:" + sha256Hex("secret").toUpperCase())]);
+    expect(ring.match("secret")).not.toBeNull();
+    expect(ring.match("sha256:" + sha256Hex("secret"))).toBeNull();
+  });
+
+  test("a key and its digest give the same fingerprint and count once", () => {
+    const ring = buildKeyRing([entry("k1"), entry("sha256:" + sha256Hex("k1")), entry("k2")]);
+    expect(ring.size).toBe(2);
+    expect(ring.match("k1")).toEqual(buildKeyRing([entry("k1")]).match("k1"));
+  });
+
+  test("a malformed digest entry is a configuration error naming its source", () => {
+    expect(() => buildKeyRing([{ value: "sha256:abc", source: "keys.txt line 3" }])).toThrow(
+      new ConfigError("keys.txt line 3: a sha256: entry must be followed by 64 hex digits"),
+    );
+  });
+
+  test("key files: one per line, # comments and blank lines ignored, whitespace trimmed", () => {
+    expect(parseKeyFile("# keys\n\n  k1  \r\nk2\n#k3\n", "f").map((e) => e.value)).toEqual(["k1", "k2"]);
+  });
+
+  test("loads env, file and systemd credential together", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pce-keys-"));
+    writeFileSync(join(dir, "file"), "from-file\n");
+    writeFileSync(join(dir, "product-cost-api-keys"), "from-credential\n");
+    const ring = loadKeyRing({ apiKeys: " from-env , ,other ", apiKeysFile: join(dir, "file"), credentialsDirectory: dir });
+    expect(ring.size).toBe(4);
+    for (const k of ["from-env", "other", "from-file", "from-credential"]) expect(ring.match(k)).not.toBeNull();
+  });
+
+  test("no source configured: an empty ring", () => {
+    expect(loadKeyRing({ apiKeys: undefined, apiKeysFile: undefined, credentialsDirectory: undefined }).size).toBe(0);
+  });
+
+  test("an unreadable key file is a configuration error", () => {
+    expect(() => loadKeyRing({ apiKeys: undefined, apiKeysFile: "/nonexistent/k", credentialsDirectory: undefined })).toThrow(
+      new ConfigError("cannot read API key file /nonexistent/k: ENOENT"),
+    );
+  });
+});
