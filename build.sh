@@ -23,21 +23,25 @@ else
 fi
 
 "$BUN" install --frozen-lockfile
+# The embedded database's seeds (migrated schema, and the same with demo data ending
+# today), made once here so the executable never runs initdb at start.
+"$BUN" src/db/embedded/build-seeds.ts .build/seeds
 "$BUN" x tsc --noEmit -p .
 
 version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json)
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then commit="$commit-dirty"; fi
 
+# The worker is a second entrypoint: PGlite runs there, off the HTTP thread.
 # --no-compile-autoload-*: the executable must not pick up a stray .env or bunfig.toml
 # from the directory it is started in. --max-http-header-size: request lines up to 64 KiB
 # are answered normally; the app itself answers 414/431 JSON above that (up to this cap).
 build() { # build <bun --target> <outfile>
-  "$BUN" build --compile --minify --sourcemap --bytecode \
+  "$BUN" build --compile --minify --sourcemap --bytecode --format=esm \
     --no-compile-autoload-dotenv --no-compile-autoload-bunfig \
     --compile-exec-argv=--max-http-header-size=1048576 \
     --define "BUILD_VERSION=\"$version\"" --define "BUILD_COMMIT=\"$commit\"" \
-    --target="$1" --outfile "$2" src/main.ts
+    --target="$1" --outfile "$2" src/main.ts src/db/embedded/worker.ts
 }
 
 mkdir -p dist
@@ -54,5 +58,6 @@ fi
 
 if [ "${1:-}" = test ]; then
   shift
-  exec "$BUN" test "$@"
+  # Generous per-test timeout: some tests start executables, databases and clusters on a loaded 2-core machine.
+  exec "$BUN" test --timeout 60000 "$@"
 fi

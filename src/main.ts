@@ -6,20 +6,16 @@
 import { loadKeyRing, sha256Hex, type ApiKeyRing } from "./auth/api-keys.ts";
 import { ConfigError, helpText, loadConfig, type Config } from "./config.ts";
 import { migrate } from "./db/migrations.ts";
-import { openExternal, type Database } from "./db/open.ts";
+import { openDatabase } from "./db/open.ts";
 import { createApp } from "./http/app.ts";
 import { createHandler } from "./http/handler.ts";
 import { listen } from "./http/server.ts";
+import { runLoadCsv } from "./load/command.ts";
 import { createLogger, errorFields, type Logger } from "./log.ts";
 import { COMMIT, VERSION } from "./version.ts";
 
-const COMMANDS = ["serve", "migrate", "hash-key"] as const;
+const COMMANDS = ["serve", "migrate", "hash-key", "load-csv"] as const;
 type Command = (typeof COMMANDS)[number];
-
-async function openDatabase(config: Config, readOnly: boolean): Promise<Database> {
-  if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? undefined : 1 });
-  throw new ConfigError("DATABASE_URL is not set (the embedded database is not available in this build)");
-}
 
 async function serve(config: Config, logger: Logger): Promise<void> {
   let keys: ApiKeyRing = loadKeyRing(config);
@@ -102,6 +98,9 @@ async function main(argv: string[]): Promise<void> {
   if (!COMMANDS.includes(command)) throw new ConfigError(`unknown command ${JSON.stringify(first)} (see --help)`);
   const flags = first && !first.startsWith("-") ? argv.slice(1) : argv;
   if (command === "hash-key") return hashKey();
+  if (command === "load-csv") {
+    return runLoadCsv(flags, process.env, (c) => createLogger({ level: c.logLevel, format: c.logFormat }));
+  }
 
   const config = loadConfig(flags, process.env);
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });

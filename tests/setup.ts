@@ -1,7 +1,9 @@
-// Preloaded once per `bun test` process (bunfig.toml): drops the run's database at the end.
+// Preloaded once per `bun test` process (bunfig.toml): releases the run's databases at the end.
 import { afterAll } from "bun:test";
 import { dropTestDatabase } from "./support/database.ts";
+import { closeEmbeddedDatabase } from "./support/embedded.ts";
 
 afterAll(async () => {
+  await closeEmbeddedDatabase();
   await dropTestDatabase();
 });

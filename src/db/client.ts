@@ -7,7 +7,10 @@ import postgres from "postgres";
 export type Sql = postgres.Sql<{}>;
 
 export interface PoolOptions {
-  url: string;
+  /** An external PostgreSQL, or… */
+  url?: string;
+  /** …the Unix socket of the embedded database (which ignores startup parameters). */
+  path?: string;
   max: number;
   connectTimeoutMs: number;
   statementTimeoutMs: number;
@@ -17,7 +20,9 @@ export interface PoolOptions {
 }
 
 export function createPool(options: PoolOptions): Sql {
-  return postgres(options.url, {
+  const target = options.url ?? "postgres://postgres@localhost/postgres";
+  return postgres(target, {
+    ...(options.path ? { path: options.path } : {}),
     max: options.max,
     connect_timeout: Math.max(1, Math.ceil(options.connectTimeoutMs / 1000)),
     idle_timeout: 60,
@@ -28,7 +33,7 @@ export function createPool(options: PoolOptions): Sql {
     onnotice: () => {},
     connection: {
       application_name: options.applicationName,
-      statement_timeout: options.statementTimeoutMs,
+      ...(options.statementTimeoutMs > 0 ? { statement_timeout: options.statementTimeoutMs } : {}),
       ...(options.readOnly ? { default_transaction_read_only: true } : {}),
     },
   });

@@ -2,18 +2,12 @@
 // none is configured, the embedded one. Either way the rest of the service sees one
 // postgres.js pool, so there is one data path.
 
-import type { Config } from "../config.ts";
-import { createPool, type Sql } from "./client.ts";
-import { pendingMigrations } from "./migrations.ts";
+export type { Database } from "./database.ts";
 
-export interface Database {
-  sql: Sql;
-  /** For the startup log: where the data comes from, without credentials. */
-  description: string;
-  /** Is the database reachable and migrated? Bounded by `timeoutMs`. */
-  readiness(timeoutMs: number): Promise<{ ready: boolean; reason?: string }>;
-  close(timeoutSeconds?: number): Promise<void>;
-}
+import type { Config } from "../config.ts";
+import { createPool } from "./client.ts";
+import { readinessOf, type Database } from "./database.ts";
+import { openEmbedded } from "./embedded/embedded.ts";
 
 /** The URL without its password, for logs. */
 export function redactUrl(url: string): string {
@@ -24,24 +18,6 @@ export function redactUrl(url: string): string {
   } catch {
     return "(unparsable url)";
   }
-}
-
-export function readinessOf(sql: Sql) {
-  return async (timeoutMs: number): Promise<{ ready: boolean; reason?: string }> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<{ ready: boolean; reason: string }>((resolve) => {
-      timer = setTimeout(() => resolve({ ready: false, reason: "DATABASE_UNAVAILABLE" }), timeoutMs);
-    });
-    const check = pendingMigrations(sql).then(
-      (pending) => (pending.length ? { ready: false, reason: "MIGRATIONS_PENDING" } : { ready: true }),
-      () => ({ ready: false, reason: "DATABASE_UNAVAILABLE" }),
-    );
-    try {
-      return await Promise.race([check, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
 }
 
 export function openExternal(config: Config, options: { readOnly: boolean; max?: number }): Database {
@@ -60,4 +36,19 @@ export function openExternal(config: Config, options: { readOnly: boolean; max?:
     readiness: readinessOf(sql),
     close: (timeout = 5) => sql.end({ timeout }),
   };
+}
+
+/**
+ * The database for a command: DATABASE_URL when set, else the embedded one (in memory with
+ * the demo data by default; in DATA_DIR without it unless DEMO_DATA says so).
+ * Serving uses read-only sessions; migrate and load-csv write.
+ */
+export async function openDatabase(config: Config, readOnly: boolean): Promise<Database> {
+  if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? undefined : 1 });
+  return openEmbedded({
+    dataDir: config.dataDir,
+    demoData: config.demoData ?? config.dataDir === undefined,
+    readOnly,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+  });
 }

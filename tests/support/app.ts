@@ -2,9 +2,11 @@
 
 import { buildKeyRing, type ApiKeyRing } from "../../src/auth/api-keys.ts";
 import type { Sql } from "../../src/db/client.ts";
-import { readinessOf } from "../../src/db/open.ts";
+import { readinessOf } from "../../src/db/database.ts";
+import type { Admission } from "../../src/http/admission.ts";
 import { createApp } from "../../src/http/app.ts";
 import { createHandler, type FetchHandler } from "../../src/http/handler.ts";
+import type { RateLimiter } from "../../src/http/rate-limit.ts";
 import { memoryLogger } from "../../src/log.ts";
 
 export const KEY = "test-key-0123456789abcdef";
@@ -22,7 +24,17 @@ export function ring(...keys: string[]): ApiKeyRing {
   return buildKeyRing(keys.map((value, i) => ({ value, source: `test key ${i + 1}` })));
 }
 
-export function testApp(sql: Sql, options: { keys?: ApiKeyRing; maxRangeDays?: number; batchSize?: number; firstBatchTimeoutMs?: number } = {}): TestApp {
+export interface TestAppOptions {
+  keys?: ApiKeyRing;
+  maxRangeDays?: number;
+  batchSize?: number;
+  firstBatchTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  admission?: Admission;
+  rateLimiter?: RateLimiter;
+}
+
+export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
   let keys = options.keys ?? ring(KEY);
   const logger = memoryLogger();
   const app = createApp({
@@ -33,6 +45,9 @@ export function testApp(sql: Sql, options: { keys?: ApiKeyRing; maxRangeDays?: n
     firstBatchTimeoutMs: options.firstBatchTimeoutMs ?? 30000,
     readiness: () => readinessOf(sql)(2000),
     batchSize: options.batchSize,
+    connectTimeoutMs: options.connectTimeoutMs,
+    admission: options.admission,
+    rateLimiter: options.rateLimiter,
   });
   const handle = createHandler(app, logger);
   return {

@@ -1,0 +1,46 @@
+// Build step (run by build.sh, not part of the service): makes the two seeds the
+// embedded database starts from, so the executable never runs initdb:
+//   .build/seeds/empty.tar.zst  the migrated contract schema, no rows
+//   .build/seeds/demo.tar.zst   the same plus sql/demo/demo_data.sql (a year ending today)
+// Both go through the service's own migrate() over postgres.js, the same path as at run time.
+
+import { PGlite } from "@electric-sql/pglite";
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import demoData from "../../../sql/demo/demo_data.sql" with { type: "text" };
+import { createPool } from "../client.ts";
+import { migrate } from "../migrations.ts";
+
+const outDir = resolve(process.argv[2] ?? ".build/seeds");
+mkdirSync(outDir, { recursive: true });
+const socketDir = mkdtempSync(join(tmpdir(), "pce-seed-"));
+
+async function buildSeed(name: string, withDemo: boolean): Promise<void> {
+  const db = await PGlite.create();
+  const socketPath = join(socketDir, `${name}.sock`);
+  const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 2 });
+  await server.start();
+  const sql = createPool({ path: socketPath, max: 1, connectTimeoutMs: 5000, statementTimeoutMs: 0, readOnly: false, applicationName: "build-seeds" });
+  try {
+    await migrate(sql);
+    if (withDemo) await sql.unsafe(demoData);
+    await sql.unsafe("vacuum analyze");
+  } finally {
+    await sql.end({ timeout: 5 });
+    await server.stop();
+  }
+  const tar = await db.dumpDataDir("none");
+  await db.close();
+  const packed = Bun.zstdCompressSync(new Uint8Array(await tar.arrayBuffer()), { level: 19 });
+  await Bun.write(join(outDir, `${name}.tar.zst`), packed);
+  console.log(`build-seeds: ${name}.tar.zst ${(packed.length / 1e6).toFixed(1)} MB`);
+}
+
+try {
+  await buildSeed("empty", false);
+  await buildSeed("demo", true);
+} finally {
+  rmSync(socketDir, { recursive: true, force: true });
+}

@@ -1,0 +1,173 @@
+// The embedded PostgreSQL, seen from the main thread: starts the worker, waits until it
+// serves the PostgreSQL protocol on a private Unix socket, and hands back the same kind
+// of postgres.js pool the service uses for an external server. One data path.
+//
+// PGlite differs from a server in three ways this module absorbs:
+// - it is one session: several client connections are multiplexed onto it, so the pool
+//   has one connection (more would only queue inside the worker);
+// - it ignores startup parameters, so read-only mode is set with SET after migrations
+//   (it then holds for every connection, because there is only one session);
+// - it enforces no statement_timeout and ignores cancel requests: the service's own
+//   deadline answers 503 in time, while the statement finishes in the worker.
+
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { ConfigError } from "../../config.ts";
+import { createPool, type Sql } from "../client.ts";
+import { migrate } from "../migrations.ts";
+import { readinessOf, type Database } from "../database.ts";
+import type { Seed, StartMessage, WorkerMessage } from "./protocol.ts";
+
+export interface EmbeddedOptions {
+  /** Persistent directory, or undefined for an in-memory database. */
+  dataDir: string | undefined;
+  /** Start a new database with the demo data (an existing data dir keeps what it has). */
+  demoData: boolean;
+  /** Serving: read-only sessions after migrations. `migrate`/`load-csv`: writable. */
+  readOnly: boolean;
+  connectTimeoutMs: number;
+}
+
+export interface EmbeddedDatabase extends Database {
+  /** True when this start created the database (from a seed) rather than reopening it. */
+  created: boolean;
+  timings: Record<string, number>;
+}
+
+const START_TIMEOUT_MS = 60_000;
+
+// From source the worker sits beside this file. In the executable every entrypoint lives in
+// Bun's embedded file system under its path relative to src/ (build.sh compiles
+// src/main.ts and src/db/embedded/worker.ts together).
+const WORKER_URL = import.meta.url.includes("/$bunfs/")
+  ? "/$bunfs/root/db/embedded/worker.js"
+  : new URL("./worker.ts", import.meta.url).href;
+
+/** One process per data dir: a second one would corrupt it. A stale lock (dead pid) is taken over. */
+function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, "lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lock, "wx");
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lock, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+        throw new ConfigError(`cannot use data dir ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      }
+      const pid = Number(readFileSync(lock, "utf8").trim());
+      if (pid && processAlive(pid)) {
+        throw new ConfigError(`data dir ${dir} is in use by process ${pid}`);
+      }
+      unlinkSync(lock);
+    }
+  }
+  throw new ConfigError(`cannot lock data dir ${dir}`);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function startWorker(message: StartMessage): Promise<{ worker: Worker; ready: Extract<WorkerMessage, { type: "ready" }> }> {
+  const worker = new Worker(WORKER_URL);
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => {
+      worker.terminate();
+      reject(new Error(`the embedded database did not start within ${START_TIMEOUT_MS / 1000} s`));
+    }, START_TIMEOUT_MS);
+    worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
+      if (event.data.type === "ready") {
+        clearTimeout(timer);
+        resolvePromise({ worker, ready: event.data });
+      } else if (event.data.type === "error") {
+        clearTimeout(timer);
+        worker.terminate();
+        reject(new Error(`the embedded database failed to start: ${event.data.message}`));
+      }
+    };
+    worker.onerror = (event) => {
+      clearTimeout(timer);
+      reject(new Error(`the embedded database failed to start: ${event.message}`));
+    };
+    worker.postMessage(message);
+  });
+}
+
+function stopWorker(worker: Worker, timeoutMs: number): Promise<void> {
+  return new Promise((resolvePromise) => {
+    const timer = setTimeout(() => {
+      worker.terminate();
+      resolvePromise();
+    }, timeoutMs);
+    worker.onmessage = (event: MessageEvent<WorkerMessage>) => {
+      if (event.data.type === "stopped" || event.data.type === "error") {
+        clearTimeout(timer);
+        worker.terminate();
+        resolvePromise();
+      }
+    };
+    worker.postMessage({ type: "stop" });
+  });
+}
+
+export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dataDir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
+  const unlock = dataDir ? lockDataDir(dataDir) : () => {};
+  const socketDir = mkdtempSync(join(tmpdir(), "pce-embedded-"));
+  const socketPath = join(socketDir, ".s.PGSQL.5432");
+  const seed: Seed = options.demoData ? "demo" : "empty";
+
+  let worker: Worker;
+  let ready: Extract<WorkerMessage, { type: "ready" }>;
+  try {
+    ({ worker, ready } = await startWorker({ type: "start", dataDir, seed, socketPath, maxConnections: 3 }));
+  } catch (err) {
+    unlock();
+    rmSync(socketDir, { recursive: true, force: true });
+    throw err;
+  }
+
+  const sql: Sql = createPool({
+    path: socketPath,
+    max: 1,
+    connectTimeoutMs: options.connectTimeoutMs,
+    statementTimeoutMs: 0,
+    readOnly: false,
+    applicationName: "product-cost-export",
+  });
+  const close = async (timeoutSeconds = 5) => {
+    await sql.end({ timeout: timeoutSeconds }).catch(() => {});
+    await stopWorker(worker, 10_000);
+    rmSync(socketDir, { recursive: true, force: true });
+    unlock();
+  };
+
+  try {
+    // A data dir made by an older build gets the newer migrations; a seed is already current.
+    await migrate(sql);
+    if (options.readOnly) await sql`set default_transaction_read_only = on`;
+  } catch (err) {
+    await close();
+    throw err;
+  }
+
+  const where = dataDir ? `data dir ${dataDir}` : "memory";
+  const what = ready.created ? (options.demoData ? "new database with demo data" : "new empty database") : "existing database";
+  return {
+    sql,
+    description: `embedded PostgreSQL (PGlite) in ${where}, ${what}`,
+    readiness: readinessOf(sql),
+    close,
+    created: ready.created,
+    timings: ready.timings,
+  };
+}

@@ -1,0 +1,43 @@
+// `product-cost-export load-csv <products|product_daily_costs> <file.csv> [--replace] [settings]`
+// Loads a CSV into the configured database (DATABASE_URL, or the embedded one in --data-dir).
+
+import { readFileSync } from "node:fs";
+import { ConfigError, loadConfig } from "../config.ts";
+import { openDatabase } from "../db/open.ts";
+import type { Logger } from "../log.ts";
+import { loadCsv, LoadError, TABLES } from "./load-csv.ts";
+
+export const LOAD_CSV_USAGE = `usage: product-cost-export load-csv <${Object.keys(TABLES).join("|")}> <file.csv> [--replace] [--data-dir DIR | --database-url URL]`;
+
+/** Splits `TABLE FILE [--replace] [settings flags]`. */
+export function parseLoadCsvArgs(args: readonly string[]): { table: string; file: string; replace: boolean; settings: string[] } {
+  const [table, file, ...rest] = args;
+  if (!table || !file || table.startsWith("-") || file.startsWith("-")) throw new ConfigError(LOAD_CSV_USAGE);
+  if (!(table in TABLES)) throw new ConfigError(`load-csv: unknown table ${JSON.stringify(table)}; ${LOAD_CSV_USAGE}`);
+  return { table, file, replace: rest.includes("--replace"), settings: rest.filter((a) => a !== "--replace") };
+}
+
+export async function runLoadCsv(args: readonly string[], env: Record<string, string | undefined>, makeLogger: (c: ReturnType<typeof loadConfig>) => Logger): Promise<void> {
+  const { table, file, replace, settings } = parseLoadCsvArgs(args);
+  const config = loadConfig(settings, env);
+  if (!config.databaseUrl && !config.dataDir) {
+    throw new ConfigError("load-csv needs a database to keep the rows: set DATABASE_URL or --data-dir");
+  }
+  const logger = makeLogger(config);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const db = await openDatabase(config, false);
+  try {
+    const rows = await loadCsv(db.sql, table, text, { replace });
+    logger.info("csv loaded", { table, file, rows, replaced: replace, database: db.description });
+  } catch (err) {
+    if (err instanceof LoadError) throw new ConfigError(`load-csv ${file}: ${err.message}`);
+    throw err;
+  } finally {
+    await db.close(5);
+  }
+}

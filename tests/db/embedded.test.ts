@@ -1,0 +1,86 @@
+// The embedded database keeps the contract: read-only serving, the service's own deadline
+// where PGlite enforces no statement_timeout, persistence in a data dir, one process per dir.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError } from "../../src/config.ts";
+import { openEmbedded, type EmbeddedDatabase } from "../../src/db/embedded/embedded.ts";
+import { loadFixture } from "../support/fixtures.ts";
+import { KEY, testApp } from "../support/app.ts";
+import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
+
+const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
+const opened: EmbeddedDatabase[] = [];
+afterAll(async () => {
+  for (const db of opened) await db.close(2);
+});
+
+async function open(options: Partial<Parameters<typeof openEmbedded>[0]> = {}) {
+  const db = await openEmbedded({ dataDir: undefined, demoData: false, readOnly: false, connectTimeoutMs: 5000, ...options });
+  opened.push(db);
+  return db;
+}
+
+describe("embedded database", () => {
+  test("serving sessions are read-only: a write fails with 25006", async () => {
+    const db = await open({ readOnly: true });
+    const error = await db.sql`insert into products (product_id) values (1)`.catch((e) => e);
+    expect(error.code).toBe("25006");
+    expect(await db.sql`select count(*)::int as n from products`).toEqual([{ n: 0 }]);
+  });
+
+  test("in memory with demo data: a year of rows ending today, unmapped and sample products among them", async () => {
+    const db = await open({ demoData: true, readOnly: true });
+    const [stats] = await db.sql`
+      select count(distinct p.product_id)::int as products,
+             count(*) filter (where p.is_sample)::int > 0 as has_samples,
+             count(*) filter (where p.erp_sku is null)::int > 0 as has_unmapped,
+             count(*) filter (where d.purchase_cost_usd is null)::int > 0 as has_nulls,
+             count(*) filter (where d.purchase_cost_usd = 0)::int > 0 as has_zeros,
+             max(d.cost_date) - min(d.cost_date) as span_days
+      from product_daily_costs d join products p using (product_id)`;
+    expect(stats).toMatchObject({ products: 300, has_samples: true, has_unmapped: true, has_nulls: true, has_zeros: true, span_days: 364 });
+    expect(db.description).toBe("embedded PostgreSQL (PGlite) in memory, new database with demo data");
+  });
+
+  test("the service's own deadline answers 503 while PGlite runs a long statement", async () => {
+    const db = await open();
+    await loadFixture(db.sql, PRODUCTS, DAILY);
+    const app = testApp(db.sql, { firstBatchTimeoutMs: 300 });
+    // Another connection occupies the single PGlite session for 1.5 s.
+    const blocker = db.sql`select pg_sleep(1.5)`.execute();
+    await Bun.sleep(50);
+    const started = performance.now();
+    const res = await app.get(JAN);
+    expect([res.status, await res.text()]).toEqual([503, '{"detail":"DATABASE_UNAVAILABLE"}']);
+    expect(performance.now() - started).toBeLessThan(1400);
+    await blocker;
+    const again = await app.get(JAN);
+    expect([again.status, await again.text()]).toEqual([200, JANUARY_NORMAL]);
+  });
+
+  test("a data dir keeps its rows across restarts and never gets demo data unasked", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pce-datadir-"));
+    const first = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000 });
+    expect(first.created).toBe(true);
+    expect(await first.sql`select count(*)::int as n from products`).toEqual([{ n: 0 }]);
+    await loadFixture(first.sql, PRODUCTS, DAILY);
+    await first.close();
+    expect(readdirSync(dir).sort()).toEqual(["pgdata"]);
+
+    const second = await open({ dataDir: dir, readOnly: true });
+    expect(second.created).toBe(false);
+    expect(second.description).toBe(`embedded PostgreSQL (PGlite) in data dir ${dir}, existing database`);
+    const res = await testApp(second.sql).get(JAN, { authorization: `Bearer ${KEY}` });
+    expect([res.status, await res.text()]).toEqual([200, JANUARY_NORMAL]);
+  });
+
+  test("a data dir in use is refused with a clear configuration error", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pce-datadir-"));
+    await open({ dataDir: dir });
+    const error = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000 }).catch((e) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(`data dir ${dir} is in use by process ${process.pid}`);
+  });
+});
