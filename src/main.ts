@@ -36,6 +36,12 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     database: db.description,
     api_keys: keys.size,
   });
+  if (db.servesDemoData) {
+    logger.warn("serving embedded demo data", {
+      where: "in memory, gone at exit",
+      hint: "set DATABASE_URL to serve your PostgreSQL, or --data-dir with load-csv to keep your own data",
+    });
+  }
   if (keys.size === 0) {
     logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
   }

@@ -7,6 +7,8 @@ export interface Database {
   sql: Sql;
   /** For the startup log: where the data comes from, without credentials. */
   description: string;
+  /** True when this start created an embedded database holding the demo dataset. */
+  servesDemoData: boolean;
   /** Is the database reachable and migrated? Bounded by `timeoutMs`. */
   readiness(timeoutMs: number): Promise<{ ready: boolean; reason?: string }>;
   close(timeoutSeconds?: number): Promise<void>;

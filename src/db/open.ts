@@ -33,6 +33,7 @@ export function openExternal(config: Config, options: { readOnly: boolean; max?:
   return {
     sql,
     description: `PostgreSQL at ${redactUrl(url)}`,
+    servesDemoData: false,
     readiness: readinessOf(sql),
     close: (timeout = 5) => sql.end({ timeout }),
   };

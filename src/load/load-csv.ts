@@ -3,11 +3,12 @@
 // Rows are upserted by primary key in batches, inside one transaction, so a failed load
 // changes nothing. With --replace the table is emptied first (an ETL-style reload).
 
+import postgres from "postgres";
 import type { Sql } from "../db/client.ts";
 import { parseCsv, CsvError } from "./csv.ts";
 
 interface TableSpec {
-  columns: Record<string, string>; // column → SQL array type used by unnest
+  columns: Record<string, string>; // column → SQL type its text is cast to
   key: string[];
   required: string[];
 }
@@ -36,13 +37,19 @@ export class LoadError extends Error {}
 
 const BATCH = 5000;
 
-/** Builds the fixed-shape upsert for one table and one header: only names from TABLES reach the SQL. */
+/**
+ * Builds the fixed-shape upsert for one table and one header: only names from TABLES reach
+ * the SQL. Every column travels as text[] and is cast by PostgreSQL, so values are parsed
+ * by the server's own rules (exact numerics, dates, booleans) and never by the driver.
+ */
 function upsertSql(table: string, spec: TableSpec, header: string[]): string {
   const cols = header.map((c) => `"${c}"`).join(", ");
-  const arrays = header.map((c, i) => `$${i + 1}::${spec.columns[c]}[]`).join(", ");
+  const arrays = header.map((_, i) => `$${i + 1}::text[]`).join(", ");
+  const aliases = header.map((_, i) => `c${i + 1}`).join(", ");
+  const casts = header.map((c, i) => `c${i + 1}::${spec.columns[c]}`).join(", ");
   const updates = header.filter((c) => !spec.key.includes(c)).map((c) => `"${c}" = excluded."${c}"`);
   const conflict = `on conflict (${spec.key.join(", ")}) ` + (updates.length ? `do update set ${updates.join(", ")}` : "do nothing");
-  return `insert into ${table} (${cols}) select * from unnest(${arrays}) ${conflict}`;
+  return `insert into ${table} (${cols}) select ${casts} from unnest(${arrays}) as t(${aliases}) ${conflict}`;
 }
 
 export async function loadCsv(sql: Sql, table: string, text: string, options: { replace: boolean }): Promise<number> {
@@ -68,7 +75,14 @@ export async function loadCsv(sql: Sql, table: string, text: string, options: { 
     let recordNo = 0; // data records after the header
     const flush = async () => {
       if (!columns[0]!.length) return;
-      await tx.unsafe(statement, columns as never[]);
+      const first = recordNo - columns[0]!.length + 1;
+      try {
+        await tx.unsafe(statement, columns as never[]);
+      } catch (err) {
+        // A value PostgreSQL rejects (bad number or date, unknown product_id): name the records.
+        if (err instanceof postgres.PostgresError) throw new LoadError(`records ${first}-${recordNo}: ${err.message}`);
+        throw err;
+      }
       loaded += columns[0]!.length;
       columns = header.map(() => []);
     };

@@ -1,20 +1,17 @@
 // The compiled executable as a black box: copied alone to an empty directory (no
 // node_modules, no sql/, no Bun), started, called over real HTTP, stopped with a signal.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loadFixture } from "../support/fixtures.ts";
-import { testDatabase } from "../support/database.ts";
-import { cleanEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
-import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
+import { cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
+import { JANUARY_NORMAL } from "../http/fixture.ts";
 
 const KEY = "e2e-key-5f1c9a";
 let bin: { dir: string; path: string };
-let url: string;
+/** DATABASE_URL of the run's PostgreSQL, or DATA_DIR of an embedded copy of the fixture. */
+let database: Record<string, string>;
 
 beforeAll(async () => {
   bin = isolatedBinary();
-  const db = await testDatabase();
-  url = db.url;
-  await loadFixture(db.admin, PRODUCTS, DAILY);
+  database = await fixtureDatabaseEnv(bin.path);
 });
 
 function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
@@ -55,7 +52,7 @@ describe("the executable's commands", () => {
   });
 
   test("migrate is idempotent on an already migrated database", () => {
-    const first = run(["migrate"], { DATABASE_URL: url });
+    const first = run(["migrate"], database);
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toMatchObject({ level: "info", msg: "migrations applied", applied: [] });
   });
@@ -64,7 +61,7 @@ describe("the executable's commands", () => {
 describe("serving over HTTP", () => {
   let server: RunningBinary;
   beforeAll(async () => {
-    server = await startBinary(bin.path, { DATABASE_URL: url, PRODUCT_COST_API_KEYS: `other,${KEY}` }, [], bin.dir);
+    server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS: `other,${KEY}` }, [], bin.dir);
   });
   afterAll(async () => {
     await server.stop();
@@ -122,7 +119,8 @@ describe("serving over HTTP", () => {
   });
 
   test("SIGTERM stops it cleanly with exit code 0", async () => {
-    const other = await startBinary(bin.path, { DATABASE_URL: url, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
+    // A second server (on the embedded demo data: a data dir admits one process at a time).
+    const other = await startBinary(bin.path, { PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
     expect(await other.stop("SIGTERM")).toBe(0);
     expect(other.lines.at(-1)).toMatchObject({ msg: "stopped" });
   });

@@ -86,3 +86,28 @@ export async function startBinary(path: string, env: Record<string, string>, arg
     },
   };
 }
+
+/**
+ * Settings that point the executable at a database holding the endpoint fixture: the run's
+ * PostgreSQL when TEST_DATABASE_URL is set, else an embedded data dir filled with load-csv.
+ */
+export async function fixtureDatabaseEnv(binaryPath: string): Promise<Record<string, string>> {
+  const { HAS_POSTGRESQL } = await import("./backends.ts");
+  const { DAILY, PRODUCTS } = await import("../http/fixture.ts");
+  if (HAS_POSTGRESQL) {
+    const { testDatabase } = await import("./database.ts");
+    const { loadFixture } = await import("./fixtures.ts");
+    const db = await testDatabase();
+    await loadFixture(db.admin, PRODUCTS, DAILY);
+    return { DATABASE_URL: db.url };
+  }
+  const { writeFixtureCsv } = await import("./csv-fixture.ts");
+  const dir = mkdtempSync(join(tmpdir(), "pce-fixture-"));
+  const files = writeFixtureCsv(dir, PRODUCTS, DAILY);
+  const env = { DATA_DIR: join(dir, "db") };
+  for (const [table, file] of [["products", files.products], ["product_daily_costs", files.daily]] as const) {
+    const r = Bun.spawnSync([binaryPath, "load-csv", table, file], { env: cleanEnv(env), stdin: "ignore" });
+    if (r.exitCode !== 0) throw new Error(`load-csv ${table} failed: ${r.stderr.toString()}`);
+  }
+  return env;
+}

@@ -165,6 +165,7 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDa
   return {
     sql,
     description: `embedded PostgreSQL (PGlite) in ${where}, ${what}`,
+    servesDemoData: ready.created && options.demoData,
     readiness: readinessOf(sql),
     close,
     created: ready.created,

@@ -1,0 +1,125 @@
+// The executable with no database server: embedded demo data in memory, and an operator's
+// own data in a --data-dir loaded with load-csv, migrated, served and restarted.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cleanEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
+import { writeFixtureCsv } from "../support/csv-fixture.ts";
+import { DAILY, JANUARY_ALL, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
+
+const KEY = "embedded-e2e-key";
+let bin: { dir: string; path: string };
+beforeAll(() => {
+  bin = isolatedBinary();
+});
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const r = Bun.spawnSync([bin.path, ...args], { env: cleanEnv(env), cwd: bin.dir, stdin: "ignore" });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+const get = (server: RunningBinary, query: string) =>
+  fetch(`${server.url}/external/v1/product-costs?${query}`, { headers: { authorization: `Bearer ${KEY}` } });
+
+describe("embedded demo data, the default", () => {
+  let server: RunningBinary;
+  beforeAll(async () => {
+    server = await startBinary(bin.path, { PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  test("the startup log says plainly that it serves embedded demo data, in memory", async () => {
+    expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({
+      database: "embedded PostgreSQL (PGlite) in memory, new database with demo data",
+    });
+    expect(await server.waitForLine((l) => l.msg === "serving embedded demo data")).toMatchObject({
+      level: "warn",
+      where: "in memory, gone at exit",
+    });
+  });
+
+  test("serves demo rows for the last month with a copy of the executable alone in an empty directory", async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const monthAgo = new Date(Date.now() - 30 * 86400_000).toISOString().slice(0, 10);
+    const res = await get(server, `month_from=${monthAgo}&month_to=${today}&segment=all`);
+    expect(res.status).toBe(200);
+    const rows = (await res.json()) as Record<string, unknown>[];
+    expect(rows.length).toBeGreaterThan(250);
+    expect(rows.some((r) => r.erp_sku === null)).toBe(true);
+    expect(rows.some((r) => r.product_name === null)).toBe(true);
+    expect(rows.every((r) => Object.keys(r).length === 7)).toBe(true);
+  });
+
+  test("its sessions are read-only and readyz reports the database ready", async () => {
+    const res = await fetch(`${server.url}/readyz`);
+    expect([res.status, await res.text()]).toEqual([200, '{"detail":"READY"}']);
+  });
+});
+
+describe("an operator's data in --data-dir", () => {
+  const dataDir = join(mkdtempSync(join(tmpdir(), "pce-e2e-data-")), "db");
+  let files: { products: string; daily: string };
+  beforeAll(() => {
+    files = writeFixtureCsv(mkdtempSync(join(tmpdir(), "pce-csv-")), PRODUCTS, DAILY);
+  });
+
+  test("migrate creates the database and is idempotent", () => {
+    const first = run(["migrate", "--data-dir", dataDir]);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout.trim().split("\n").at(-1)!)).toMatchObject({ msg: "migrations applied", applied: [] });
+    expect(run(["migrate", "--data-dir", dataDir]).code).toBe(0);
+  });
+
+  test("load-csv loads both contract tables", () => {
+    const p = run(["load-csv", "products", files.products, "--data-dir", dataDir]);
+    expect(p.code).toBe(0);
+    expect(JSON.parse(p.stdout.trim())).toMatchObject({ msg: "csv loaded", table: "products", rows: 8 });
+    const d = run(["load-csv", "product_daily_costs", files.daily], { DATA_DIR: dataDir });
+    expect(d.code).toBe(0);
+    expect(JSON.parse(d.stdout.trim())).toMatchObject({ msg: "csv loaded", table: "product_daily_costs", rows: 12 });
+  });
+
+  test("load-csv refuses a bad file with one line and exit 2, changing nothing", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pce-csv-bad-"));
+    const bad = join(dir, "bad.csv");
+    Bun.write(bad, "product_id,colour\n1,red\n");
+    const r = run(["load-csv", "products", bad, "--data-dir", dataDir]);
+    expect(r).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `product-cost-export: load-csv ${bad}: unknown column "colour" for products (columns: product_id, erp_product_id, erp_sku, product_name, is_sample)\n`,
+    });
+  });
+
+  test("serves exactly the loaded rows, and again after a warm restart", async () => {
+    for (let i = 0; i < 2; i++) {
+      const server = await startBinary(bin.path, { PRODUCT_COST_API_KEYS: KEY, DATA_DIR: dataDir }, [], bin.dir);
+      try {
+        expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({
+          database: `embedded PostgreSQL (PGlite) in data dir ${dataDir}, existing database`,
+        });
+        expect(server.lines.find((l) => l.msg === "serving embedded demo data")).toBeUndefined();
+        const normal = await get(server, "month_from=2024-01-01&month_to=2024-01-31");
+        expect([normal.status, await normal.text()]).toEqual([200, JANUARY_NORMAL]);
+        const all = await get(server, "month_from=2024-01-01&month_to=2024-01-31&segment=all");
+        expect(await all.text()).toBe(JANUARY_ALL);
+      } finally {
+        expect(await server.stop()).toBe(0);
+      }
+    }
+  });
+
+  test("a second process on the same data dir stops with exit 2", async () => {
+    const server = await startBinary(bin.path, { PRODUCT_COST_API_KEYS: KEY, DATA_DIR: dataDir }, [], bin.dir);
+    try {
+      const second = run([], { PRODUCT_COST_API_KEYS: KEY, DATA_DIR: dataDir, PORT: "0" });
+      expect(second.code).toBe(2);
+      expect(second.stderr).toBe(`product-cost-export: data dir ${dataDir} is in use by process ${server.proc.pid}\n`);
+    } finally {
+      await server.stop();
+    }
+  });
+});
