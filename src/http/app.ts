@@ -17,8 +17,8 @@ import {
   RequestValidationError,
 } from "./errors.ts";
 import { contextOf } from "./request-context.ts";
-import { BASE_HEADERS, detailResponse } from "./responses.ts";
-import { jsonRowStream } from "./row-stream.ts";
+import { detailResponse } from "./responses.ts";
+import { rowsResponse } from "./rows-response.ts";
 import { DetailCode, ProductCostQuery, ProductCostRows, ValidationErrorBody } from "./schemas.ts";
 
 export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
@@ -64,7 +64,7 @@ export function createApp(deps: AppDeps) {
           { monthFrom, monthTo, segment },
           { batchSize: deps.batchSize ?? 2000, firstBatchTimeoutMs: deps.firstBatchTimeoutMs },
         );
-        return new Response(jsonRowStream(batches, contextOf(request)), { status: 200, headers: BASE_HEADERS });
+        return rowsResponse(request, batches, contextOf(request), checked.params);
       },
       {
         query: ProductCostQuery,

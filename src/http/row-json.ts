@@ -7,11 +7,14 @@ import type { ProductCostRow } from "../db/product-costs.ts";
 // PostgreSQL's numeric and bigint output: optional minus, digits, optional fraction.
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
-function decimal(text: string | null, field: string): string {
-  if (text === null) return "null";
-  // NaN and Infinity are numerics too but have no JSON form: refuse rather than emit broken JSON.
+/** The decimal text as is; NaN and Infinity (numerics too) have no JSON or CSV form, so they are refused. */
+export function finiteDecimal(text: string, field: string): string {
   if (!DECIMAL.test(text)) throw new Error(`${field} is not a finite decimal: ${text}`);
   return text;
+}
+
+function decimal(text: string | null, field: string): string {
+  return text === null ? "null" : finiteDecimal(text, field);
 }
 
 function str(text: string | null): string {

@@ -1,15 +1,33 @@
-// Streams product cost rows as one JSON array. The first batch is already fetched
+// Streams product cost rows in an encoding (a JSON array, or CSV). The first batch is already fetched
 // when this runs (so the 200 is only sent for a query that works). If a later batch
 // fails, the stream errors, and the server aborts the connection instead of ending the
 // chunked body: the client sees a broken transfer, never a short array that looks whole.
 
-import type { RowBatches } from "../db/product-costs.ts";
+import type { ProductCostRow, RowBatches } from "../db/product-costs.ts";
 import type { RequestContext } from "./request-context.ts";
 import { rowsJson } from "./row-json.ts";
 
 const encoder = new TextEncoder();
 
+/** How rows become body text: `begin` with the first batch, `more` for each later one, then `end`. */
+export interface RowEncoding {
+  begin(rows: readonly ProductCostRow[]): string;
+  /** `written` = how many rows are already in the body (a JSON array needs a comma after the first). */
+  more(rows: readonly ProductCostRow[], written: number): string;
+  end: string;
+}
+
+export const JSON_ARRAY: RowEncoding = {
+  begin: (rows) => "[" + rowsJson(rows),
+  more: (rows, written) => (written === 0 ? "" : ",") + rowsJson(rows),
+  end: "]",
+};
+
 export function jsonRowStream(batches: RowBatches, context: RequestContext): ReadableStream<Uint8Array> {
+  return rowStream(batches, context, JSON_ARRAY);
+}
+
+export function rowStream(batches: RowBatches, context: RequestContext, encoding: RowEncoding): ReadableStream<Uint8Array> {
   let rows = batches.first.length;
   let settle!: () => void;
   context.bodyDone = new Promise<void>((resolve) => (settle = resolve));
@@ -26,20 +44,20 @@ export function jsonRowStream(batches: RowBatches, context: RequestContext): Rea
       try {
         if (!opened) {
           opened = true;
-          controller.enqueue(encoder.encode("[" + rowsJson(batches.first)));
+          controller.enqueue(encoder.encode(encoding.begin(batches.first)));
           return;
         }
         const next = await rest.next();
         if (next.done) {
-          controller.enqueue(encoder.encode("]"));
+          if (encoding.end) controller.enqueue(encoder.encode(encoding.end));
           controller.close();
           finish();
           return;
         }
         if (next.value.length === 0) return;
-        const prefix = rows === 0 ? "" : ",";
+        const chunk = encoding.more(next.value, rows);
         rows += next.value.length;
-        controller.enqueue(encoder.encode(prefix + rowsJson(next.value)));
+        controller.enqueue(encoder.encode(chunk));
       } catch (err) {
         controller.error(err);
         await batches.close();

@@ -1,0 +1,55 @@
+// Chooses the body format of a 200 from the Accept header. JSON is what the specification
+// promises, so it is the answer for a missing, wildcard, unknown or malformed header and for
+// a tie; CSV only when the caller names text/csv and ranks it above every range that
+// covers application/json. Never 406: a client that sends an odd Accept still gets JSON.
+
+export type RowFormat = "json" | "csv";
+
+interface MediaRange {
+  type: string;
+  subtype: string;
+  q: number;
+}
+
+function parseRanges(header: string): MediaRange[] {
+  const ranges: MediaRange[] = [];
+  for (const part of header.split(",")) {
+    const [range = "", ...params] = part.split(";");
+    const m = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\/([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*$/.exec(range);
+    if (!m) continue;
+    let q = 1;
+    for (const param of params) {
+      const p = /^\s*q\s*=\s*(.*?)\s*$/i.exec(param);
+      if (p) {
+        // RFC 9110 qvalue: 0 to 1 with up to three decimals; anything else is ignored as malformed.
+        q = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(p[1]!) ? Number(p[1]) : NaN;
+      }
+    }
+    if (Number.isNaN(q)) continue;
+    ranges.push({ type: m[1]!.toLowerCase(), subtype: m[2]!.toLowerCase(), q });
+  }
+  return ranges;
+}
+
+/** The q of the most specific range matching type/subtype (RFC 9110 §12.5.1), 0 if none matches. */
+function qualityOf(ranges: readonly MediaRange[], type: string, subtype: string): number {
+  let best = -1;
+  let q = 0;
+  for (const r of ranges) {
+    const specificity =
+      r.type === type && r.subtype === subtype ? 2 : r.type === type && r.subtype === "*" ? 1 : r.type === "*" && r.subtype === "*" ? 0 : -1;
+    if (specificity > best) {
+      best = specificity;
+      q = r.q;
+    }
+  }
+  return q;
+}
+
+export function preferredRowFormat(accept: string | null): RowFormat {
+  if (!accept) return "json";
+  const ranges = parseRanges(accept);
+  const namesCsv = ranges.some((r) => r.type === "text" && r.subtype === "csv" && r.q > 0);
+  if (!namesCsv) return "json";
+  return qualityOf(ranges, "text", "csv") > qualityOf(ranges, "application", "json") ? "csv" : "json";
+}

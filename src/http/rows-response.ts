@@ -1,0 +1,24 @@
+// The 200 of GET /external/v1/product-costs: the rows streamed as a JSON array (the
+// default, what the specification promises) or as CSV when the Accept header prefers it.
+// Both carry Vary: Accept, since the same URL has two representations.
+
+import type { ProductCostQuery, RowBatches } from "../db/product-costs.ts";
+import { preferredRowFormat } from "./accept.ts";
+import type { RequestContext } from "./request-context.ts";
+import { BASE_HEADERS } from "./responses.ts";
+import { CSV_TABLE } from "./row-csv.ts";
+import { JSON_ARRAY, rowStream } from "./row-stream.ts";
+
+export const CSV_TYPE = "text/csv; charset=utf-8";
+
+export function rowsResponse(request: Request, batches: RowBatches, context: RequestContext, query: ProductCostQuery): Response {
+  if (preferredRowFormat(request.headers.get("accept")) === "csv") {
+    // The dates are validated YYYY-MM-DD and the segment one of three words: safe in a file name.
+    const filename = `product-costs_${query.monthFrom}_${query.monthTo}_${query.segment}.csv`;
+    return new Response(rowStream(batches, context, CSV_TABLE), {
+      status: 200,
+      headers: { ...BASE_HEADERS, "content-type": CSV_TYPE, "content-disposition": `attachment; filename="${filename}"`, vary: "Accept" },
+    });
+  }
+  return new Response(rowStream(batches, context, JSON_ARRAY), { status: 200, headers: { ...BASE_HEADERS, vary: "Accept" } });
+}

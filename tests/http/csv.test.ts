@@ -1,0 +1,134 @@
+// GET /external/v1/product-costs with Accept: text/csv, against a real database: the same
+// rows as the JSON, as RFC 4180 CSV; JSON stays the default; errors stay JSON.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { backends, type BackendHandle } from "../support/backends.ts";
+import { KEY, testApp, type TestApp } from "../support/app.ts";
+import { loadFixture } from "../support/fixtures.ts";
+import { DAILY, JANUARY_ALL, JANUARY_NORMAL, PRODUCTS } from "./fixture.ts";
+
+const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
+const CSV = { authorization: `Bearer ${KEY}`, accept: "text/csv" };
+const HEADER = "erp_product_id,erp_sku,product_name,purchase_cost_usd,inbound_freight_usd,shipping_to_customer_usd,warehouse_fees_usd\r\n";
+
+/** January 2024, segment normal, as CSV: the rows of JANUARY_NORMAL in the same order. */
+const JANUARY_NORMAL_CSV =
+  HEADER +
+  "1002,SKU-A,Alpha,,,,\r\n" +
+  "1001,SKU-B,Bravo,10.75,0,,1.250001\r\n" +
+  "9223372036854775807,SKU-MAX,Huge id,199999999999999.999998,0.3,,\r\n" +
+  '1008,sku-lower,"Ünïcødé ""quoted""",1,,,\r\n' +
+  ",,Unmapped one,5,,,\r\n" +
+  ",,Unmapped two,,,,-2.5\r\n";
+
+/** A minimal RFC 4180 reader for the test: cells as written, quoted ones unquoted, "" kept apart from empty. */
+function parseCsv(text: string): (string | null)[][] {
+  const rows: (string | null)[][] = [];
+  let i = 0;
+  while (i < text.length) {
+    const row: (string | null)[] = [];
+    for (;;) {
+      if (text[i] === '"') {
+        let cell = "";
+        i++;
+        for (;;) {
+          if (text[i] === '"' && text[i + 1] === '"') (cell += '"'), (i += 2);
+          else if (text[i] === '"') break;
+          else cell += text[i++];
+        }
+        i++;
+        row.push(cell);
+      } else {
+        const end = text.slice(i).search(/,|\r\n/);
+        const cell = text.slice(i, i + end);
+        row.push(cell === "" ? null : cell);
+        i += end;
+      }
+      if (text.startsWith("\r\n", i)) {
+        i += 2;
+        break;
+      }
+      i++; // the comma
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+describe.each(backends())("CSV output on $name", (backend) => {
+  let db: BackendHandle;
+  let app: TestApp;
+  beforeAll(async () => {
+    db = await backend.open();
+    await loadFixture(db.admin, PRODUCTS, DAILY);
+    app = testApp(db.service);
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  test("Accept: text/csv returns the rows as CSV with a header line, exact decimals and empty cells for null", async () => {
+    const res = await app.get(JAN, CSV);
+    expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: JANUARY_NORMAL_CSV });
+  });
+
+  test("the CSV answer carries its type, a file name, Vary and the usual headers", async () => {
+    const res = await app.get(JAN + "&segment=all", CSV);
+    await res.text();
+    expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(res.headers.get("content-disposition")).toBe('attachment; filename="product-costs_2024-01-01_2024-01-31_all.csv"');
+    expect(res.headers.get("vary")).toBe("Accept");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  test("CSV and JSON carry the same rows, cell for cell, null for null", async () => {
+    const csv = parseCsv(await (await app.get(JAN + "&segment=all", CSV)).text());
+    const json = JSON.parse(JANUARY_ALL) as Record<string, unknown>[];
+    const header = csv[0]!;
+    expect(header).toEqual(Object.keys(json[0]!));
+    // Compare as text: the CSV cell must be the JSON number's own digits (19-digit ids included).
+    const jsonText = JANUARY_ALL.slice(1, -1).split(/(?<=\}),(?=\{)/);
+    const cells = jsonText.map((row) => [...row.matchAll(/":(null|-?[\d.]+|"(?:[^"\\]|\\.)*")/g)].map((m) => (m[1] === "null" ? null : m[1]!.startsWith('"') ? JSON.parse(m[1]!) : m[1]!)));
+    expect(csv.slice(1)).toEqual(cells);
+  });
+
+  test("a range without rows is the header line alone", async () => {
+    const res = await app.get("/external/v1/product-costs?month_from=2030-01-01&month_to=2030-01-31", CSV);
+    expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: HEADER });
+  });
+
+  test("streams in batches with the same bytes as one batch", async () => {
+    const small = testApp(db.service, { batchSize: 2 });
+    expect(await (await small.get(JAN, CSV)).text()).toBe(JANUARY_NORMAL_CSV);
+  });
+
+  test("JSON stays the default: no Accept, */*, a browser's Accept, or a tie with application/json", async () => {
+    for (const accept of [undefined, "*/*", "text/html,application/xhtml+xml,*/*;q=0.8", "text/csv, application/json"]) {
+      const headers: Record<string, string> = { authorization: `Bearer ${KEY}` };
+      if (accept) headers.accept = accept;
+      const res = await app.get(JAN, headers);
+      expect({ type: res.headers.get("content-type"), vary: res.headers.get("vary"), body: await res.text() }).toEqual({
+        type: "application/json",
+        vary: "Accept",
+        body: JANUARY_NORMAL,
+      });
+    }
+  });
+
+  test("errors stay JSON when CSV is asked for", async () => {
+    const cases: [string, Record<string, string>, number, string][] = [
+      [JAN, { accept: "text/csv" }, 401, '{"detail":"INVALID_API_KEY"}'],
+      ["/external/v1/product-costs?month_from=2024-02-01&month_to=2024-01-01", CSV, 400, '{"detail":"INVALID_MONTH_RANGE"}'],
+      [
+        "/external/v1/product-costs?month_to=2024-01-01",
+        CSV,
+        422,
+        '{"detail":[{"type":"missing","loc":["query","month_from"],"msg":"Field required","input":null}]}',
+      ],
+    ];
+    for (const [path, headers, status, body] of cases) {
+      const res = await app.get(path, headers);
+      expect({ status: res.status, type: res.headers.get("content-type"), body: await res.text() }).toEqual({ status, type: "application/json", body });
+    }
+  });
+});
