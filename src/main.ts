@@ -35,6 +35,9 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     url: server.url.toString(),
     database: db.description,
     api_keys: keys.size,
+    // Time since the process started; for the embedded database, where its start went.
+    startup_ms: Math.round(performance.now()),
+    ...(db.startTimings ? { database_start_ms: db.startTimings } : {}),
   });
   if (db.servesDemoData) {
     logger.warn("serving embedded demo data", {

@@ -9,6 +9,8 @@ export interface Database {
   description: string;
   /** True when this start created an embedded database holding the demo dataset. */
   servesDemoData: boolean;
+  /** Where the start-up time went (embedded database only), for the startup log. */
+  startTimings?: Record<string, number>;
   /** Is the database reachable and migrated? Bounded by `timeoutMs`. */
   readiness(timeoutMs: number): Promise<{ ready: boolean; reason?: string }>;
   close(timeoutSeconds?: number): Promise<void>;

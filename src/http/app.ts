@@ -9,6 +9,7 @@ import type { Sql } from "../db/client.ts";
 import { readProductCosts } from "../db/product-costs.ts";
 import type { Logger } from "../log.ts";
 import { rangeDays, validateProductCostParams } from "../validation/product-cost-params.ts";
+import { apiDocs, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
 import { createErrorHandler } from "./error-handler.ts";
 import {
   INVALID_API_KEY,
@@ -19,7 +20,7 @@ import {
 import { contextOf } from "./request-context.ts";
 import { detailResponse } from "./responses.ts";
 import { rowsResponse } from "./rows-response.ts";
-import { DetailCode, ProductCostQuery, ProductCostRows, ValidationErrorBody } from "./schemas.ts";
+import { ProductCostQuery } from "./schemas.ts";
 
 export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
 
@@ -68,14 +69,6 @@ export function createApp(deps: AppDeps) {
       },
       {
         query: ProductCostQuery,
-        parse: "json",
-        response: {
-          200: ProductCostRows,
-          400: DetailCode("The date range is invalid: month_from is after month_to (or longer than MAX_RANGE_DAYS).", "INVALID_MONTH_RANGE"),
-          401: DetailCode("API key missing or invalid.", "INVALID_API_KEY"),
-          422: ValidationErrorBody,
-          503: DetailCode("No API key configured, or the database is unavailable.", "EXTERNAL_API_NOT_CONFIGURED"),
-        },
         detail: {
           summary: "List product costs",
           description:
@@ -83,12 +76,16 @@ export function createApp(deps: AppDeps) {
             "null means not costed; 0 is a costed zero.",
           security: [{ bearerAuth: [] }],
           tags: ["product costs"],
+          // Written out (not derived from a `response` map) so that each status lists the
+          // content types actually sent: the 200 is JSON or CSV, every error is JSON.
+          responses: PRODUCT_COSTS_RESPONSES,
         },
       },
     );
 
   return new Elysia()
     .onError(createErrorHandler(deps.logger))
+    .use(apiDocs())
     .get("/healthz", () => detailResponse(200, "OK"), { detail: { hide: true } })
     .get(
       "/readyz",

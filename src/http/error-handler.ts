@@ -18,6 +18,10 @@ const ALLOWED_METHODS: Record<string, string> = {
   "/external/v1/product-costs": "GET, HEAD",
   "/healthz": "GET, HEAD",
   "/readyz": "GET, HEAD",
+  "/openapi.json": "GET, HEAD",
+  "/docs": "GET, HEAD",
+  "/docs/assets/swagger-ui-bundle.js": "GET, HEAD",
+  "/docs/assets/swagger-ui.css": "GET, HEAD",
 };
 
 function pathOf(request: Request): string {

@@ -14,12 +14,12 @@ export const ProductCostQuery = t.Object({
   month_from: t.String({
     format: "date",
     description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).",
-    examples: ["2026-10-01"],
+    example: "2026-10-01", // `example`, not `examples`: the document is OpenAPI 3.0
   }),
   month_to: t.String({
     format: "date",
     description: "Inclusive end date, YYYY-MM-DD. Must not be before month_from.",
-    examples: ["2026-10-31"],
+    example: "2026-10-31",
   }),
   segment: t.Optional(
     t.UnionEnum(["normal", "sample", "all"], {
@@ -49,20 +49,17 @@ export const ProductCostRows = T.Array(ProductCostRow, {
   description: "One row per product with at least one daily cost row in the range.",
 });
 
-export const DetailCode = (description: string, code: string) =>
-  T.Object({ detail: T.String({ enum: [code] }) }, { description });
+/** `{"detail":"<CODE>"}`, the body of every error but 422; `codes` are the values this status can carry. */
+export const DetailCode = (...codes: [string, ...string[]]) =>
+  T.Object({ detail: T.String({ enum: codes }) }, { additionalProperties: false });
 
-export const ValidationErrorBody = T.Object(
-  {
-    detail: T.Array(
-      T.Object({
-        type: T.String(),
-        loc: T.Array(T.Union([T.String(), T.Integer()])),
-        msg: T.String(),
-        input: T.Any(),
-        ctx: T.Optional(T.Object({}, { additionalProperties: true })),
-      }),
-    ),
-  },
-  { description: "Request validation failure: one item per failing parameter." },
-);
+/** One Pydantic error item; the keys are always written in this order. */
+export const ValidationErrorItem = T.Object({
+  type: T.String({ description: "Error type, e.g. missing, date_from_datetime_parsing, enum." }),
+  loc: T.Array(T.Union([T.String(), T.Integer()]), { description: 'Location of the invalid input, e.g. ["query","month_from"].' }),
+  msg: T.String({ description: "Message." }),
+  input: T.Any({ description: "The offending input (null when the parameter is missing)." }),
+  ctx: T.Optional(T.Object({}, { additionalProperties: true, description: "Additional context." })),
+});
+
+export const ValidationErrorBody = T.Object({ detail: T.Array(ValidationErrorItem) }, { additionalProperties: false });

@@ -32,7 +32,6 @@ export interface EmbeddedOptions {
 export interface EmbeddedDatabase extends Database {
   /** True when this start created the database (from a seed) rather than reopening it. */
   created: boolean;
-  timings: Record<string, number>;
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -125,6 +124,7 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDa
   const socketDir = mkdtempSync(join(tmpdir(), "pce-embedded-"));
   const socketPath = join(socketDir, ".s.PGSQL.5432");
   const seed: Seed = options.demoData ? "demo" : "empty";
+  const startedAt = performance.now();
 
   let worker: Worker;
   let ready: Extract<WorkerMessage, { type: "ready" }>;
@@ -169,6 +169,6 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDa
     readiness: readinessOf(sql),
     close,
     created: ready.created,
-    timings: ready.timings,
+    startTimings: { ...ready.timings, total_ms: Math.round(performance.now() - startedAt) },
   };
 }

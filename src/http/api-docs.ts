@@ -1,0 +1,179 @@
+// The OpenAPI 3.0 document (GET /openapi.json) and Swagger UI (GET /docs), neither behind
+// a key. @elysiajs/openapi builds the document from the routes (parameters from the
+// TypeBox query schema); the product-costs operation supplies its own responses so each
+// status lists exactly the content types the service sends (the plugin would give every
+// response application/json only, and the 200 is also text/csv).
+// Swagger UI's script and stylesheet are embedded in the executable and served from
+// /docs/assets/, so the page works on a machine without internet access; its CSP forbids
+// any other origin, so a forgotten external reference would fail loudly, not leak.
+
+import { openapi } from "@elysiajs/openapi";
+import { SwaggerUIRender } from "@elysiajs/openapi/swagger";
+import { Elysia, type DocumentDecoration } from "elysia";
+import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import swaggerUiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import { VERSION } from "../version.ts";
+import { CSV_COLUMNS } from "./row-csv.ts";
+import { DetailCode, ProductCostRow, ValidationErrorBody, ValidationErrorItem } from "./schemas.ts";
+
+export const OPENAPI_PATH = "/openapi.json";
+export const DOCS_PATH = "/docs";
+export const DOCS_ASSETS: Readonly<Record<string, { file: string; type: string }>> = {
+  "/docs/assets/swagger-ui-bundle.js": { file: swaggerUiBundle, type: "text/javascript; charset=utf-8" },
+  "/docs/assets/swagger-ui.css": { file: swaggerUiCss, type: "text/css; charset=utf-8" },
+};
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: object) => ({ "application/json": { schema } });
+const REQUEST_ID_SCHEMA = { type: "string" } as const;
+const REQUEST_ID = {
+  "X-Request-Id": {
+    description: "The request's id: the caller's X-Request-Id when it is 1-128 of [A-Za-z0-9._:-], else a generated UUID. Also in the log line.",
+    schema: REQUEST_ID_SCHEMA,
+  },
+};
+const RETRY_AFTER = {
+  ...REQUEST_ID,
+  "Retry-After": { description: "Seconds to wait before trying again (with RATE_LIMITED and OVERLOADED).", schema: { type: "integer" } as const },
+};
+
+/** The responses of GET /external/v1/product-costs: every status the service can answer, with its body. */
+export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"]> = {
+  200: {
+    description:
+      "One row per product with at least one daily cost row in the range, ordered by erp_sku (nulls last), " +
+      "erp_product_id, internal product id. JSON unless the Accept header prefers text/csv over application/json.",
+    headers: REQUEST_ID,
+    content: {
+      "application/json": { schema: { type: "array", items: ref("ProductCostRow") } },
+      "text/csv": {
+        schema: {
+          type: "string",
+          description:
+            "RFC 4180 CSV, UTF-8, CRLF line ends: a header line, then one line per row with the same columns and values as the JSON. " +
+            'A null is an empty cell; an empty string is "". Sent with Content-Disposition: attachment.',
+        },
+        example: `${CSV_COLUMNS.join(",")}\r\n1001,SKU-B,Bravo,2010.75,0,,1.25\r\n`,
+      },
+    },
+  },
+  400: {
+    description: "INVALID_MONTH_RANGE: month_from is after month_to, or the range is longer than the operator's MAX_RANGE_DAYS.",
+    headers: REQUEST_ID,
+    content: json(DetailCode("INVALID_MONTH_RANGE")),
+  },
+  401: {
+    description: "INVALID_API_KEY: the Authorization header is missing, is not `Bearer <key>`, or holds an unknown key.",
+    headers: REQUEST_ID,
+    content: json(DetailCode("INVALID_API_KEY")),
+  },
+  414: {
+    description: "The request target (path and query) is longer than 64 KiB.",
+    headers: REQUEST_ID,
+    content: json(DetailCode("URI Too Long")),
+  },
+  422: {
+    description: "Request validation failure: one item per failing query parameter, in the order month_from, month_to, segment.",
+    headers: REQUEST_ID,
+    content: json(ref("HTTPValidationError")),
+  },
+  429: {
+    description: "RATE_LIMITED: this key sent more than the operator's RATE_LIMIT_PER_MINUTE (only when that limit is set).",
+    headers: RETRY_AFTER,
+    content: json(DetailCode("RATE_LIMITED")),
+  },
+  431: {
+    description: "The request's header fields are larger than 64 KiB in total.",
+    headers: REQUEST_ID,
+    content: json(DetailCode("Request Header Fields Too Large")),
+  },
+  500: {
+    description: "INTERNAL_ERROR: an unexpected failure; the cause is in the service's log, never in the body.",
+    headers: REQUEST_ID,
+    content: json(DetailCode("INTERNAL_ERROR")),
+  },
+  503: {
+    description:
+      "EXTERNAL_API_NOT_CONFIGURED: the service has no API key configured. " +
+      "DATABASE_UNAVAILABLE: the database is unreachable or did not answer in time; retrying later may succeed. " +
+      "OVERLOADED: every database connection is busy and the wait list is full or the wait too long; retry after Retry-After seconds.",
+    headers: RETRY_AFTER,
+    content: json(DetailCode("EXTERNAL_API_NOT_CONFIGURED", "DATABASE_UNAVAILABLE", "OVERLOADED")),
+  },
+};
+
+const DOCUMENTATION = {
+  info: {
+    title: "product-cost-export",
+    version: VERSION,
+    description:
+      "Four cost columns (USD) per product for an inclusive date range, for a product-profit view. " +
+      "A null amount means not costed; 0 is a costed zero. " +
+      "Every call needs `Authorization: Bearer <key>` with a key issued by the service operator.",
+  },
+  tags: [{ name: "product costs", description: "The one operation of the external API." }],
+  components: {
+    securitySchemes: {
+      bearerAuth: { type: "http", scheme: "bearer", description: "A product-cost API key issued by the service operator." },
+    },
+    // The TypeBox schemas serialise to OpenAPI 3.0 schema objects (nullable: true, integer).
+    schemas: {
+      ProductCostRow,
+      ValidationError: ValidationErrorItem,
+      HTTPValidationError: { ...ValidationErrorBody, properties: { detail: { type: "array", items: ref("ValidationError") } } },
+    },
+  },
+};
+
+// What the page's CSP allows: this origin only (Swagger UI inlines its start script and
+// styles, and draws icons from data: URLs).
+const DOCS_CSP =
+  "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const DOCS_PAGE = SwaggerUIRender(
+  { title: "product-cost-export API", description: "OpenAPI document of product-cost-export", version: VERSION },
+  {
+    url: OPENAPI_PATH,
+    dom_id: "#swagger-ui",
+    cdn: "/docs/assets/swagger-ui-bundle.js",
+    theme: "/docs/assets/swagger-ui.css",
+    autoDarkMode: true,
+    deepLinking: true,
+    // Swagger UI's default would fetch a validity badge from a public validator.
+    validatorUrl: "none",
+    // Keys typed into "Authorize" stay in the page, not in the browser's storage.
+    persistAuthorization: false,
+  },
+);
+
+/** Routes: /openapi.json, /docs and its assets. Hidden from the document themselves. */
+export function apiDocs() {
+  const hidden = { detail: { hide: true } };
+  let app = new Elysia()
+    .use(openapi({ path: DOCS_PATH, specPath: OPENAPI_PATH, provider: null, openapiVersion: "3.0.3", documentation: DOCUMENTATION as never }))
+    .get(
+      DOCS_PATH,
+      () =>
+        new Response(DOCS_PAGE, {
+          headers: {
+            "content-type": "text/html; charset=utf-8",
+            "cache-control": "no-cache",
+            "x-content-type-options": "nosniff",
+            "content-security-policy": DOCS_CSP,
+          },
+        }),
+      hidden,
+    );
+  for (const [path, asset] of Object.entries(DOCS_ASSETS)) {
+    app = app.get(
+      path,
+      () =>
+        new Response(Bun.file(asset.file), {
+          headers: { "content-type": asset.type, "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff" },
+        }),
+      hidden,
+    );
+  }
+  return app;
+}

@@ -1,0 +1,234 @@
+// The OpenAPI document at /openapi.json and Swagger UI at /docs, in process: the document is
+// valid OpenAPI 3.0, matches the specification's tables (every parameter, field and status)
+// and what the service really answers; the UI page loads nothing from another host.
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
+import { backends, type BackendHandle } from "../support/backends.ts";
+import { KEY, ring, testApp, type TestApp } from "../support/app.ts";
+import { loadFixture } from "../support/fixtures.ts";
+import { DAILY, PRODUCTS } from "./fixture.ts";
+
+type Json = Record<string, any>;
+const PATH = "/external/v1/product-costs";
+
+// The specification's tables, as data (spec/product-cost-export-spec.md).
+const SPEC_QUERY_PARAMETERS = [
+  { name: "month_from", type: "string", format: "date", required: true },
+  { name: "month_to", type: "string", format: "date", required: true },
+  { name: "segment", type: "string", required: false, default: "normal", enum: ["normal", "sample", "all"] },
+];
+const SPEC_ROW_FIELDS: [string, string][] = [
+  ["erp_product_id", "integer"],
+  ["erp_sku", "string"],
+  ["product_name", "string"],
+  ["purchase_cost_usd", "number"],
+  ["inbound_freight_usd", "number"],
+  ["shipping_to_customer_usd", "number"],
+  ["warehouse_fees_usd", "number"],
+]; // every one nullable
+const SPEC_DETAIL_ERRORS: [number, string][] = [
+  [400, "INVALID_MONTH_RANGE"],
+  [401, "INVALID_API_KEY"],
+  [503, "EXTERNAL_API_NOT_CONFIGURED"],
+];
+const SPEC_VALIDATION_ITEM = { required: ["loc", "msg", "type"], optional: ["ctx", "input"] };
+// design.md's additions: 500 INTERNAL_ERROR, 503 DATABASE_UNAVAILABLE; issue 4's overload answers.
+const ALL_STATUSES = ["200", "400", "401", "414", "422", "429", "431", "500", "503"];
+
+describe("the OpenAPI document", () => {
+  let app: TestApp;
+  let doc: Json;
+  let op: Json;
+  beforeAll(async () => {
+    app = testApp(undefined as never, { keys: ring(KEY) }); // the document needs no database
+    const res = await app.get("/openapi.json", {});
+    expect(res.status).toBe(200);
+    doc = (await res.json()) as Json;
+    op = doc.paths[PATH].get;
+  });
+
+  const resolveRef = (schema: Json): Json => (schema.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema);
+
+  test("is served at /openapi.json without a key and is valid OpenAPI 3.0.3", async () => {
+    expect(doc.openapi).toBe("3.0.3");
+    const api = (await SwaggerParser.validate(structuredClone(doc) as never)) as Json;
+    expect(api.info.title).toBe("product-cost-export");
+  });
+
+  test("documents the one API operation and hides the operator routes (/healthz, /readyz, /metrics, /docs)", () => {
+    expect(Object.keys(doc.paths)).toEqual([PATH]);
+    expect(Object.keys(doc.paths[PATH])).toEqual(["get"]);
+  });
+
+  test("declares Bearer authentication on the operation", () => {
+    expect(doc.components.securitySchemes).toEqual({
+      bearerAuth: { type: "http", scheme: "bearer", description: "A product-cost API key issued by the service operator." },
+    });
+    expect(op.security).toEqual([{ bearerAuth: [] }]);
+  });
+
+  test("lists every query parameter of the specification with its type, format, requiredness, default and allowed values", () => {
+    expect(op.parameters.map((p: Json) => p.name)).toEqual(SPEC_QUERY_PARAMETERS.map((p) => p.name));
+    for (const spec of SPEC_QUERY_PARAMETERS) {
+      const p = op.parameters.find((x: Json) => x.name === spec.name);
+      expect({ in: p.in, name: p.name, required: p.required, type: p.schema.type, format: p.schema.format, default: p.schema.default, enum: p.schema.enum }).toEqual({
+        in: "query",
+        name: spec.name,
+        required: spec.required,
+        type: spec.type,
+        format: spec.format,
+        default: spec.default,
+        enum: spec.enum,
+      });
+    }
+    expect(op.parameters).toEqual([
+      {
+        name: "month_from", in: "query", required: true,
+        schema: { type: "string", format: "date", description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).", example: "2026-10-01" },
+      },
+      {
+        name: "month_to", in: "query", required: true,
+        schema: { type: "string", format: "date", description: "Inclusive end date, YYYY-MM-DD. Must not be before month_from.", example: "2026-10-31" },
+      },
+      {
+        name: "segment", in: "query", required: false,
+        schema: { type: "string", enum: ["normal", "sample", "all"], default: "normal", description: "normal = normal products; sample = sample products; all = both." },
+      },
+    ]);
+  });
+
+  test("answers every status with exactly the content types the service sends", () => {
+    expect(Object.keys(op.responses)).toEqual(ALL_STATUSES);
+    for (const status of ALL_STATUSES) {
+      expect([status, Object.keys(op.responses[status].content)]).toEqual([status, status === "200" ? ["application/json", "text/csv"] : ["application/json"]]);
+      expect(op.responses[status].description.length).toBeGreaterThan(10);
+    }
+  });
+
+  test("the 200 is an array of rows with every field of the specification, each nullable, none missing", () => {
+    const array = op.responses["200"].content["application/json"].schema;
+    expect(array.type).toBe("array");
+    const row = resolveRef(array.items);
+    expect(row.type).toBe("object");
+    expect(Object.keys(row.properties)).toEqual(SPEC_ROW_FIELDS.map(([name]) => name));
+    for (const [name, type] of SPEC_ROW_FIELDS) {
+      expect([name, row.properties[name].type, row.properties[name].nullable]).toEqual([name, type, true]);
+    }
+    // The service always writes all seven fields (null for not costed): documented as required.
+    expect(row.required).toEqual(SPEC_ROW_FIELDS.map(([name]) => name));
+    expect(op.responses["200"].content["text/csv"].schema.type).toBe("string");
+  });
+
+  test("the 400, 401, 500 and 503 bodies are {detail: <code>} with the codes the service sends", () => {
+    const codes = (status: string) => {
+      const schema = resolveRef(op.responses[status].content["application/json"].schema);
+      expect(Object.keys(schema.properties)).toEqual(["detail"]);
+      expect(schema.required).toEqual(["detail"]);
+      expect(schema.properties.detail.type).toBe("string");
+      return schema.properties.detail.enum;
+    };
+    for (const [status, code] of SPEC_DETAIL_ERRORS) expect(codes(String(status))).toContain(code);
+    expect(codes("400")).toEqual(["INVALID_MONTH_RANGE"]);
+    expect(codes("401")).toEqual(["INVALID_API_KEY"]);
+    expect(codes("429")).toEqual(["RATE_LIMITED"]);
+    expect(codes("500")).toEqual(["INTERNAL_ERROR"]);
+    expect(codes("503")).toEqual(["EXTERNAL_API_NOT_CONFIGURED", "DATABASE_UNAVAILABLE", "OVERLOADED"]);
+  });
+
+  test("the 422 body is {detail: [validation error items]} with every field of the specification's item table", () => {
+    const body = resolveRef(op.responses["422"].content["application/json"].schema);
+    expect(body.properties.detail.type).toBe("array");
+    const item = resolveRef(body.properties.detail.items);
+    expect(Object.keys(item.properties).sort()).toEqual([...SPEC_VALIDATION_ITEM.required, ...SPEC_VALIDATION_ITEM.optional].sort());
+    for (const field of SPEC_VALIDATION_ITEM.required) expect(item.required).toContain(field);
+    expect(item.required).not.toContain("ctx");
+    expect(item.properties.loc).toMatchObject({ type: "array", items: { anyOf: [{ type: "string" }, { type: "integer" }] } });
+    expect(item.properties.msg.type).toBe("string");
+    expect(item.properties.type.type).toBe("string");
+    expect(item.properties.ctx.type).toBe("object");
+  });
+});
+
+describe.each(backends())("the OpenAPI document agrees with what the service answers on $name", (backend) => {
+  let db: BackendHandle;
+  let app: TestApp;
+  let doc: Json;
+  beforeAll(async () => {
+    db = await backend.open();
+    await loadFixture(db.admin, PRODUCTS, DAILY);
+    app = testApp(db.service);
+    doc = (await (await app.get("/openapi.json", {})).json()) as Json;
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  const documented = (status: number) => {
+    const schema = doc.paths[PATH].get.responses[String(status)].content["application/json"].schema;
+    return schema.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema;
+  };
+
+  test("a 200 row has exactly the documented fields, in the documented order", async () => {
+    const rows = (await (await app.get(`${PATH}?month_from=2024-01-01&month_to=2024-01-31&segment=all`)).json()) as Json[];
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(Object.keys(row)).toEqual(Object.keys(doc.components.schemas.ProductCostRow.properties));
+  });
+
+  test("the 400, 401 and 503 bodies carry a documented code", async () => {
+    const cases: [number, Promise<Response>][] = [
+      [400, app.get(`${PATH}?month_from=2024-02-01&month_to=2024-01-01`)],
+      [401, app.get(`${PATH}?month_from=2024-01-01&month_to=2024-01-31`, {})],
+      [503, testApp(db.service, { keys: ring() }).get(`${PATH}?month_from=2024-01-01&month_to=2024-01-31`)],
+    ];
+    for (const [status, pending] of cases) {
+      const res = await pending;
+      const body = (await res.json()) as Json;
+      expect(res.status).toBe(status);
+      expect(Object.keys(body)).toEqual(["detail"]);
+      expect(documented(status).properties.detail.enum).toContain(body.detail);
+    }
+  });
+
+  test("a 422 item has only documented fields and every required one", async () => {
+    const res = await app.get(`${PATH}?month_from=2024-13-01&segment=x`);
+    expect(res.status).toBe(422);
+    const items = ((await res.json()) as Json).detail as Json[];
+    const item = doc.components.schemas.ValidationError;
+    expect(items.length).toBe(3);
+    for (const it of items) {
+      for (const key of Object.keys(it)) expect(Object.keys(item.properties)).toContain(key);
+      for (const key of item.required) expect(Object.keys(it)).toContain(key);
+    }
+  });
+});
+
+describe("Swagger UI at /docs works without internet access", () => {
+  const app = testApp(undefined as never, { keys: ring(KEY) });
+  const modules = resolve(import.meta.dir, "../../node_modules/swagger-ui-dist");
+
+  test("the page loads its script and stylesheet from this service only, and its CSP allows no other origin", async () => {
+    const res = await app.get("/docs", {});
+    const html = await res.text();
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(res.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+        "connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+    expect(html).not.toMatch(/https?:|\/\/[a-z0-9.-]+\.[a-z]{2,}/i);
+    expect([...html.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1])).toEqual(["/docs/assets/swagger-ui-bundle.js"]);
+    expect([...html.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1])).toEqual(["/docs/assets/swagger-ui.css"]);
+    expect(html).toContain('SwaggerUIBundle({"dom_id":"#swagger-ui","url":"/openapi.json","deepLinking":true,"validatorUrl":"none","persistAuthorization":false})');
+  });
+
+  test.each([
+    ["/docs/assets/swagger-ui-bundle.js", "swagger-ui-bundle.js", "text/javascript; charset=utf-8"],
+    ["/docs/assets/swagger-ui.css", "swagger-ui.css", "text/css; charset=utf-8"],
+  ])("%s serves Swagger UI's own %s", async (path, file, type) => {
+    const res = await app.get(path, {});
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe(type);
+    expect(Buffer.from(await res.arrayBuffer()).equals(Buffer.from(await Bun.file(`${modules}/${file}`).arrayBuffer()))).toBe(true);
+  });
+});
