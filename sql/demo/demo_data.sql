@@ -1,7 +1,8 @@
 -- Demo dataset for the embedded database: 300 products and a year of daily costs
 -- ending on the day it is loaded (build.sh loads it once at build time).
--- Deterministic for a given end date: every choice comes from md5 of the ids, so two
--- loads on the same day give the same bytes on any PostgreSQL.
+-- Deterministic: every choice comes from md5 of the product id and the day's distance
+-- from the end, so the same relative range (say, the last 7 days) gives the same rows
+-- on any day and any PostgreSQL.
 --   products:  ~10% samples, 5% unmapped (no ERP id/SKU), 4% without a name
 --   daily:     ~45% of product-days have a row; per amount ~3% null (not costed), ~2% zero
 -- Replaces whatever demo or other data the two contract tables held.
@@ -26,7 +27,7 @@ from generate_series(1, 300) as id;
 with days as (
   select p.product_id, d::date as cost_date,
          -- 32 pseudo-random bits per product-day, and one more draw per amount
-         ('x' || substr(md5(p.product_id || ':' || d::date), 1, 8))::bit(32)::bigint as h
+         ('x' || substr(md5(p.product_id || ':' || (current_date - d::date)), 1, 8))::bit(32)::bigint as h
   from products p
   cross join generate_series(current_date - 364, current_date, interval '1 day') as d
 ),
