@@ -1,13 +1,14 @@
 // The OpenAPI 3.0 document (GET /openapi.json) and Swagger UI (GET /docs), neither behind
-// a key. @elysiajs/openapi builds the document from the routes (parameters from the
-// TypeBox query schema); the product-costs operation supplies its own responses so each
-// status lists exactly the content types the service sends (the plugin would give every
-// response application/json only, and the 200 is also text/csv).
+// a key. @elysiajs/openapi's generator builds the paths from the routes (parameters from
+// the TypeBox query schema); the product-costs operation supplies its own responses so each
+// status lists exactly the content types the service sends (the generator would give every
+// response application/json only, and the 200 is also text/csv). Parameter descriptions
+// are moved from the schema to the parameter, where Swagger UI shows them.
 // Swagger UI's script and stylesheet are embedded in the executable and served from
 // /docs/assets/, so the page works on a machine without internet access; its CSP forbids
 // any other origin, so a forgotten external reference would fail loudly, not leak.
 
-import { openapi } from "@elysiajs/openapi";
+import { toOpenAPISchema } from "@elysiajs/openapi";
 import { SwaggerUIRender } from "@elysiajs/openapi/swagger";
 import { Elysia, type DocumentDecoration } from "elysia";
 import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
@@ -147,11 +148,46 @@ const DOCS_PAGE = SwaggerUIRender(
   },
 );
 
+type Operation = { parameters?: { description?: string; schema?: { description?: string } }[] };
+
+/** The generator puts a query parameter's description in its schema; Swagger UI shows the parameter's own. */
+function hoistParameterDescriptions(paths: Record<string, Record<string, Operation> | undefined>): void {
+  for (const item of Object.values(paths)) {
+    for (const op of Object.values(item ?? {})) {
+      for (const p of op.parameters ?? []) {
+        if (p.schema?.description === undefined) continue;
+        const { description, ...schema } = p.schema;
+        p.description ??= description;
+        p.schema = schema;
+      }
+    }
+  }
+}
+
 /** Routes: /openapi.json, /docs and its assets. Hidden from the document themselves. */
 export function apiDocs() {
   const hidden = { detail: { hide: true } };
+  // Built on first request, when every route of the app is registered; the routes never change after.
+  let document: object | undefined;
   let app = new Elysia()
-    .use(openapi({ path: DOCS_PATH, specPath: OPENAPI_PATH, provider: null, openapiVersion: "3.0.3", documentation: DOCUMENTATION as never }))
+    .get(
+      OPENAPI_PATH,
+      () => {
+        if (!document) {
+          const { paths, components } = toOpenAPISchema(app, undefined, undefined, undefined, "3.0.3");
+          hoistParameterDescriptions(paths as never);
+          document = {
+            openapi: "3.0.3",
+            info: DOCUMENTATION.info,
+            tags: DOCUMENTATION.tags,
+            paths,
+            components: { ...DOCUMENTATION.components, schemas: { ...components.schemas, ...DOCUMENTATION.components.schemas } },
+          };
+        }
+        return Response.json(document);
+      },
+      hidden,
+    )
     .get(
       DOCS_PATH,
       () =>

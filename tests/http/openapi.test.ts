@@ -43,7 +43,7 @@ describe("the OpenAPI document", () => {
   beforeAll(async () => {
     app = testApp(undefined as never, { keys: ring(KEY) }); // the document needs no database
     const res = await app.get("/openapi.json", {});
-    expect(res.status).toBe(200);
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, "application/json;charset=utf-8"]);
     doc = (await res.json()) as Json;
     op = doc.paths[PATH].get;
   });
@@ -82,18 +82,22 @@ describe("the OpenAPI document", () => {
         enum: spec.enum,
       });
     }
+    // Descriptions on the parameter itself, where Swagger UI shows them.
     expect(op.parameters).toEqual([
       {
         name: "month_from", in: "query", required: true,
-        schema: { type: "string", format: "date", description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).", example: "2026-10-01" },
+        description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).",
+        schema: { type: "string", format: "date", example: "2026-10-01" },
       },
       {
         name: "month_to", in: "query", required: true,
-        schema: { type: "string", format: "date", description: "Inclusive end date, YYYY-MM-DD. Must not be before month_from.", example: "2026-10-31" },
+        description: "Inclusive end date, YYYY-MM-DD. Must not be before month_from.",
+        schema: { type: "string", format: "date", example: "2026-10-31" },
       },
       {
         name: "segment", in: "query", required: false,
-        schema: { type: "string", enum: ["normal", "sample", "all"], default: "normal", description: "normal = normal products; sample = sample products; all = both." },
+        description: "normal = normal products; sample = sample products; all = both.",
+        schema: { type: "string", enum: ["normal", "sample", "all"], default: "normal" },
       },
     ]);
   });
@@ -120,7 +124,7 @@ describe("the OpenAPI document", () => {
     expect(op.responses["200"].content["text/csv"].schema.type).toBe("string");
   });
 
-  test("the 400, 401, 500 and 503 bodies are {detail: <code>} with the codes the service sends", () => {
+  test("every other error body is {detail: <code>} with the codes the service sends", () => {
     const codes = (status: string) => {
       const schema = resolveRef(op.responses[status].content["application/json"].schema);
       expect(Object.keys(schema.properties)).toEqual(["detail"]);
@@ -131,6 +135,8 @@ describe("the OpenAPI document", () => {
     for (const [status, code] of SPEC_DETAIL_ERRORS) expect(codes(String(status))).toContain(code);
     expect(codes("400")).toEqual(["INVALID_MONTH_RANGE"]);
     expect(codes("401")).toEqual(["INVALID_API_KEY"]);
+    expect(codes("414")).toEqual(["URI Too Long"]);
+    expect(codes("431")).toEqual(["Request Header Fields Too Large"]);
     expect(codes("429")).toEqual(["RATE_LIMITED"]);
     expect(codes("500")).toEqual(["INTERNAL_ERROR"]);
     expect(codes("503")).toEqual(["EXTERNAL_API_NOT_CONFIGURED", "DATABASE_UNAVAILABLE", "OVERLOADED"]);
