@@ -148,7 +148,9 @@ export function loadConfig(argv: readonly string[], env: Record<string, string |
   }
   out.credentialsDirectory = env.CREDENTIALS_DIRECTORY || undefined;
 
-  if (out.databaseUrl !== undefined) checkDatabaseUrl(out.databaseUrl as string, problems);
+  if (out.databaseUrl !== undefined) {
+    checkDatabaseUrl(out.databaseUrl as string, flags.has("database-url") ? "--database-url" : "DATABASE_URL", problems);
+  }
   if ((out.tlsCertFile === undefined) !== (out.tlsKeyFile === undefined)) {
     problems.push("TLS_CERT_FILE and TLS_KEY_FILE must be set together");
   }
@@ -156,16 +158,17 @@ export function loadConfig(argv: readonly string[], env: Record<string, string |
   return Object.freeze(out) as unknown as Config;
 }
 
-function checkDatabaseUrl(url: string, problems: string[]): void {
+// The URL itself is never echoed: it may hold a password.
+function checkDatabaseUrl(url: string, source: string, problems: string[]): void {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    problems.push("DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)");
+    problems.push(`${source} is not a valid URL (expected postgres://user:password@host:5432/database)`);
     return;
   }
   if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
-    problems.push(`DATABASE_URL must start with postgres:// or postgresql://, got ${parsed.protocol}//`);
+    problems.push(`${source} must start with postgres:// or postgresql://, got ${parsed.protocol}//`);
   }
 }
 
@@ -181,8 +184,12 @@ export function helpText(): string {
     "  load-csv <products|product_daily_costs> <file.csv> [--replace]",
     "              Upsert a CSV (header line of column names; empty cell = null) into a contract",
     "              table of DATABASE_URL or --data-dir; --replace empties the table first",
+    "  systemd-unit  Print a hardened systemd unit that runs this executable",
     "  --help      Show this text",
     "  --version   Print the version and the commit it was built from",
+    "",
+    "Signals: SIGHUP re-reads the API keys; SIGTERM/SIGINT finish requests in flight, then exit 0.",
+    "Exit codes: 0 stopped cleanly, 1 unexpected failure, 2 bad configuration (one line on stderr).",
     "",
     "Settings (flag, environment variable, default). A flag wins over the environment:",
   ];

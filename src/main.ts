@@ -2,6 +2,7 @@
 //   product-cost-export [serve]   serve the API (default)
 //   product-cost-export migrate   create/upgrade the tables, then exit
 //   product-cost-export hash-key  print the sha256:<hex> digest of a key read on stdin
+//   product-cost-export systemd-unit  print a hardened systemd unit for this executable
 
 import { loadKeyRing, sha256Hex, type ApiKeyRing } from "./auth/api-keys.ts";
 import { ConfigError, helpText, loadConfig, type Config } from "./config.ts";
@@ -11,10 +12,12 @@ import { createApp } from "./http/app.ts";
 import { createHandler } from "./http/handler.ts";
 import { listen } from "./http/server.ts";
 import { runLoadCsv } from "./load/command.ts";
-import { createLogger, errorFields, type Logger } from "./log.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { reloadOnSighup, tlsDigest } from "./reload.ts";
+import { installPath, systemdUnit } from "./systemd-unit.ts";
 import { COMMIT, VERSION } from "./version.ts";
 
-const COMMANDS = ["serve", "migrate", "hash-key", "load-csv"] as const;
+const COMMANDS = ["serve", "migrate", "hash-key", "load-csv", "systemd-unit"] as const;
 type Command = (typeof COMMANDS)[number];
 
 async function serve(config: Config, logger: Logger): Promise<void> {
@@ -28,6 +31,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     firstBatchTimeoutMs: config.statementTimeoutMs + 1000,
     readiness: () => db.readiness(2000),
   });
+  const tlsServed = tlsDigest(config);
   const server = listen(config, createHandler(app, logger));
   logger.info("listening", {
     version: VERSION,
@@ -35,6 +39,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     url: server.url.toString(),
     database: db.description,
     api_keys: keys.size,
+    key_fingerprints: keys.fingerprints,
     // Time since the process started; for the embedded database, where its start went.
     startup_ms: Math.round(performance.now()),
     ...(db.startTimings ? { database_start_ms: db.startTimings } : {}),
@@ -49,14 +54,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
   }
 
-  process.on("SIGHUP", () => {
-    try {
-      keys = loadKeyRing(config);
-      logger.info("api keys reloaded", { api_keys: keys.size });
-    } catch (err) {
-      logger.error("api keys not reloaded, the previous keys stay active", errorFields(err));
-    }
-  });
+  process.on("SIGHUP", () => reloadOnSighup({ config, logger, tlsServed, setKeys: (next) => (keys = next) }));
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -107,6 +105,11 @@ async function main(argv: string[]): Promise<void> {
   if (!COMMANDS.includes(command)) throw new ConfigError(`unknown command ${JSON.stringify(first)} (see --help)`);
   const flags = first && !first.startsWith("-") ? argv.slice(1) : argv;
   if (command === "hash-key") return hashKey();
+  if (command === "systemd-unit") {
+    if (flags.length) throw new ConfigError("systemd-unit takes no flags: settings go in /etc/product-cost-export/env");
+    process.stdout.write(systemdUnit(installPath(process.execPath)));
+    return;
+  }
   if (command === "load-csv") {
     return runLoadCsv(flags, process.env, (c) => createLogger({ level: c.logLevel, format: c.logFormat }));
   }

@@ -19,6 +19,8 @@ export interface KeyMatch {
 
 export interface ApiKeyRing {
   readonly size: number;
+  /** The fingerprint of every active key, for the startup and reload log lines. */
+  readonly fingerprints: readonly string[];
   /** Returns the match for a presented key, or null. Runs in time independent of the key's content. */
   match(presented: string): KeyMatch | null;
 }
@@ -58,6 +60,7 @@ export function buildKeyRing(entries: readonly { value: string; source: string }
 
   return {
     size: digests.length,
+    fingerprints: Object.freeze([...fingerprints]),
     match(presented: string): KeyMatch | null {
       const candidate = createHash("sha256").update(presented, "utf8").digest();
       let found = -1;

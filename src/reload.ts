@@ -1,0 +1,56 @@
+// What SIGHUP does: re-read the API keys from every source, so a key can be added or
+// removed without a restart (requests in flight keep the key they were admitted with).
+// A key source that cannot be read keeps the previous keys active and logs why.
+//
+// The TLS certificate cannot be swapped the same way: Bun's server.reload() accepts `tls`
+// but ignores it (documented: only fetch/error/routes/websocket are updated), and there is
+// no other in-process way. So SIGHUP only notices a changed certificate or key on disk and
+// says that a restart is needed to serve it.
+
+import { createHash } from "node:crypto";
+import { loadKeyRing, type ApiKeyRing } from "./auth/api-keys.ts";
+import type { Config } from "./config.ts";
+import { readTls } from "./http/server.ts";
+import { errorFields, type Logger } from "./log.ts";
+
+/** A digest of the certificate and key files' current content; undefined without TLS. */
+export function tlsDigest(config: Config): string | undefined {
+  const tls = readTls(config);
+  return tls && createHash("sha256").update(tls.cert).update("\0").update(tls.key).digest("hex");
+}
+
+export interface ReloadDeps {
+  config: Config;
+  logger: Logger;
+  setKeys(keys: ApiKeyRing): void;
+  /** tlsDigest() of what the server was started with. */
+  tlsServed: string | undefined;
+}
+
+export function reloadOnSighup(deps: ReloadDeps): void {
+  const { config, logger } = deps;
+  try {
+    const keys = loadKeyRing(config);
+    deps.setKeys(keys);
+    logger.info("api keys reloaded", { api_keys: keys.size, key_fingerprints: keys.fingerprints });
+    if (keys.size === 0) {
+      logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
+    }
+  } catch (err) {
+    logger.error("api keys not reloaded, the previous keys stay active", errorFields(err));
+  }
+
+  if (deps.tlsServed === undefined) return;
+  let now: string | undefined;
+  try {
+    now = tlsDigest(config);
+  } catch (err) {
+    logger.error("TLS certificate or key not readable, the served certificate stays", errorFields(err));
+    return;
+  }
+  if (now !== deps.tlsServed) {
+    logger.warn("TLS certificate or key changed on disk: restart the service to serve it (a running server keeps its certificate)", {
+      tls_cert_file: config.tlsCertFile,
+    });
+  }
+}

@@ -1,0 +1,81 @@
+// The systemd unit printed by `product-cost-export systemd-unit`: the service as a
+// dynamic, unprivileged user in a read-only file system, with its API keys handed over
+// as a systemd credential (so the key file stays readable by root alone) and its
+// database URL in an environment file. Fixed text apart from the executable's path.
+
+import { SYSTEMD_CREDENTIAL_NAME } from "./auth/api-keys.ts";
+
+export const CONFIG_DIRECTORY = "/etc/product-cost-export";
+export const DEFAULT_INSTALL_PATH = "/usr/local/bin/product-cost-export";
+
+/** Where the unit should start the service from: this executable, unless run from source by `bun`. */
+export function installPath(execPath: string): string {
+  const name = execPath.slice(execPath.lastIndexOf("/") + 1);
+  return execPath.startsWith("/") && name.startsWith("product-cost-export") ? execPath : DEFAULT_INSTALL_PATH;
+}
+
+export function systemdUnit(execPath: string): string {
+  return `# product-cost-export.service, printed by \`product-cost-export systemd-unit\`.
+# Install: product-cost-export systemd-unit > /etc/systemd/system/product-cost-export.service
+#   ${CONFIG_DIRECTORY}/env       DATABASE_URL=... and other settings (see --help), mode 0600
+#   ${CONFIG_DIRECTORY}/api-keys  one key or sha256:<hex> digest per line, mode 0600
+# Rotate keys: edit api-keys, then \`systemctl reload product-cost-export\` (SIGHUP, no restart).
+[Unit]
+Description=product-cost-export: read-only product cost API
+After=network-online.target postgresql.service
+Wants=network-online.target
+
+[Service]
+Type=exec
+ExecStart=${execPath} serve
+ExecReload=/bin/kill -HUP $MAINPID
+EnvironmentFile=${CONFIG_DIRECTORY}/env
+LoadCredential=${SYSTEMD_CREDENTIAL_NAME}:${CONFIG_DIRECTORY}/api-keys
+# HTTPS: copy the certificate and key under ${CONFIG_DIRECTORY}/ and uncomment (%d is the credentials directory).
+#LoadCredential=tls-cert:${CONFIG_DIRECTORY}/tls-cert.pem
+#LoadCredential=tls-key:${CONFIG_DIRECTORY}/tls-key.pem
+#Environment=TLS_CERT_FILE=%d/tls-cert TLS_KEY_FILE=%d/tls-key
+Restart=on-failure
+RestartSec=2
+# Exit code 2 is bad configuration: restarting would fail the same way.
+RestartPreventExitStatus=2
+# SIGTERM drains requests in flight for up to SHUTDOWN_TIMEOUT_MS (default 10 s).
+KillSignal=SIGTERM
+TimeoutStopSec=30
+
+DynamicUser=yes
+UMask=0077
+NoNewPrivileges=yes
+ProtectSystem=strict
+ProtectHome=yes
+PrivateTmp=yes
+PrivateDevices=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+ProtectClock=yes
+ProtectHostname=yes
+ProtectProc=invisible
+ProcSubset=pid
+RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX
+RestrictNamespaces=yes
+RestrictRealtime=yes
+RestrictSUIDSGID=yes
+RemoveIPC=yes
+LockPersonality=yes
+SystemCallArchitectures=native
+SystemCallFilter=@system-service
+# A call outside the list fails with EPERM instead of killing the service.
+SystemCallErrorNumber=EPERM
+# No MemoryDenyWriteExecute=: the JavaScript JIT needs writable executable memory.
+# A port below 1024 (e.g. PORT=443): set CapabilityBoundingSet=CAP_NET_BIND_SERVICE and
+# AmbientCapabilities=CAP_NET_BIND_SERVICE instead of the empty set below.
+CapabilityBoundingSet=
+# The embedded database with --data-dir: StateDirectory=product-cost-export and DATA_DIR=/var/lib/product-cost-export
+LimitNOFILE=65536
+
+[Install]
+WantedBy=multi-user.target
+`;
+}

@@ -1,0 +1,126 @@
+// Configuration: every setting from its environment variable or its flag, the flag
+// winning; all problems reported together in one ConfigError; --help generated from the
+// same table, so it lists every setting with its default.
+import { describe, expect, test } from "bun:test";
+import { ConfigError, SETTINGS, helpText, loadConfig, type Config, type SettingSpec } from "../../src/config.ts";
+
+/** Two different valid raw values for a setting: [what the environment says, what the flag says]. */
+function samples(s: SettingSpec): [string, string] {
+  switch (s.kind) {
+    case "int": {
+      const low = (s.min ?? 0) + 1;
+      return [String(low), String(low + 1)];
+    }
+    case "bool":
+      return ["true", "false"];
+    case "enum":
+      return [s.choices![0]!, s.choices![1]!];
+    case "string":
+      return s.env === "DATABASE_URL" ? ["postgres://env-host/db", "postgres://flag-host/db"] : ["/from/env", "/from/flag"];
+  }
+}
+
+function parsed(s: SettingSpec, raw: string): unknown {
+  if (s.kind === "int") return Number(raw);
+  if (s.kind === "bool") return raw === "true";
+  return raw;
+}
+
+/** The certificate and key only come as a pair. */
+const partnerOf = (s: SettingSpec): Record<string, string> => (s.env.startsWith("TLS_") ? { TLS_CERT_FILE: "/c.pem", TLS_KEY_FILE: "/k.pem" } : {});
+const value = (config: Config, key: string) => (config as unknown as Record<string, unknown>)[key];
+const WITH_FLAG = SETTINGS.filter((s) => s.flag);
+
+describe("where a setting comes from", () => {
+  test.each(WITH_FLAG.map((s) => [s.flag, s] as const))("--%s wins over its environment variable", (_, s) => {
+    const [fromEnv, fromFlag] = samples(s);
+    const config = loadConfig([`--${s.flag}=${fromFlag}`], { ...partnerOf(s), [s.env]: fromEnv });
+    expect(value(config, s.key)).toEqual(parsed(s, fromFlag));
+  });
+
+  test.each(SETTINGS.map((s) => [s.env, s] as const))("%s is read from the environment when no flag is given", (_, s) => {
+    const [fromEnv] = samples(s);
+    expect(value(loadConfig([], { ...partnerOf(s), [s.env]: fromEnv }), s.key)).toEqual(parsed(s, fromEnv));
+  });
+
+  test("with neither, every setting has its documented default", () => {
+    const config = loadConfig([], {});
+    for (const s of SETTINGS) expect([s.key, value(config, s.key)]).toEqual([s.key, s.default]);
+  });
+
+  test("--name=value, --name value and a bare boolean flag are the same", () => {
+    expect(loadConfig(["--port=9000"], {}).port).toBe(9000);
+    expect(loadConfig(["--port", "9000"], {}).port).toBe(9000);
+    const bool = WITH_FLAG.find((s) => s.kind === "bool")!;
+    expect(value(loadConfig([`--${bool.flag}`], { [bool.env]: "false" }), bool.key)).toBe(true);
+  });
+
+  test("an empty environment variable counts as unset", () => {
+    expect(loadConfig([], { PORT: "", HOST: "", LOG_LEVEL: "" })).toMatchObject({ port: 8080, host: "0.0.0.0", logLevel: "info" });
+  });
+
+  test("CREDENTIALS_DIRECTORY (set by systemd's LoadCredential=) is picked up", () => {
+    expect(loadConfig([], { CREDENTIALS_DIRECTORY: "/run/credentials/x.service" }).credentialsDirectory).toBe("/run/credentials/x.service");
+  });
+
+  test("the API keys have no flag, so they never show in the process list", () => {
+    expect(SETTINGS.find((s) => s.env === "PRODUCT_COST_API_KEYS")).toMatchObject({ flag: "", secret: true });
+    expect(() => loadConfig(["--api-keys=k"], {})).toThrow(new ConfigError("unknown flag --api-keys (see --help)"));
+  });
+
+  test("the result is frozen", () => {
+    expect(Object.isFrozen(loadConfig([], {}))).toBe(true);
+  });
+});
+
+describe("bad configuration", () => {
+  test.each([
+    [["--port", "70000"], {}, "--port must be between 0 and 65535, got 70000"],
+    [[], { PORT: "-1" }, 'PORT must be a whole number, got "-1"'],
+    [[], { LOG_FORMAT: "xml" }, 'LOG_FORMAT must be one of json, pretty, got "xml"'],
+    [["--host"], {}, "flag --host needs a value"],
+    [["serve"], {}, 'unexpected argument "serve"'],
+    [[], { TLS_KEY_FILE: "/k.pem" }, "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
+    [[], { DATABASE_URL: "http://db:5432/x" }, "DATABASE_URL must start with postgres:// or postgresql://, got http://"],
+    [["--database-url", "not a url"], {}, "--database-url is not a valid URL (expected postgres://user:password@host:5432/database)"],
+    [[], { DATABASE_URL: "postgres://user:s3cret@host:port/db" }, "DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)"],
+  ] as const)("%j %j is rejected", (argv, env, message) => {
+    expect(() => loadConfig(argv, env)).toThrow(new ConfigError(message));
+  });
+
+  test("every problem is reported at once, in one message", () => {
+    expect(() => loadConfig(["--port", "x", "--log-level", "loud"], { TLS_CERT_FILE: "/c.pem" })).toThrow(
+      new ConfigError(
+        '--port must be a whole number, got "x"; --log-level must be one of debug, info, warn, error, got "loud"; ' +
+          "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
+      ),
+    );
+  });
+
+  test("a malformed DATABASE_URL is reported without echoing it (it may hold a password)", () => {
+    try {
+      loadConfig([], { DATABASE_URL: "postgres://user:s3cret@host:port/db" });
+      throw new Error("accepted");
+    } catch (err) {
+      expect((err as Error).message).not.toContain("s3cret");
+    }
+  });
+});
+
+describe("--help", () => {
+  test("lists every setting with its flag, variable and default", () => {
+    const help = helpText();
+    for (const s of SETTINGS) {
+      const flag = s.flag ? `--${s.flag}` : "(environment only)";
+      const line = help.split("\n").find((l) => l.trimStart().startsWith(flag + " ") && l.includes(` ${s.env} `));
+      expect([s.env, line?.trimEnd().endsWith(`default: ${s.default ?? "unset"}`)]).toEqual([s.env, true]);
+    }
+  });
+
+  test("names every command, the signals and the exit codes", () => {
+    const help = helpText();
+    for (const word of ["serve", "migrate", "hash-key", "systemd-unit", "--version", "SIGHUP", "SIGTERM", "Exit codes"]) {
+      expect(help).toContain(word);
+    }
+  });
+});
