@@ -46,6 +46,15 @@ export const SETTINGS: readonly SettingSpec[] = [
     min: 100, max: 600000, help: "Time allowed to open a database connection." },
   { key: "statementTimeoutMs", env: "STATEMENT_TIMEOUT_MS", flag: "statement-timeout-ms", kind: "int", default: 30000,
     min: 100, max: 3600000, help: "Longest a query may run; past it: 503 DATABASE_UNAVAILABLE and the query is cancelled." },
+  { key: "requestTimeoutMs", env: "REQUEST_TIMEOUT_MS", flag: "request-timeout-ms", kind: "int", default: 120000,
+    min: 0, max: 86400000,
+    help: "Longest a request may take from arrival to its last byte; past it: 503 DATABASE_UNAVAILABLE, or the transfer is aborted if the body has started. 0 = no limit." },
+  { key: "requestQueueMax", env: "REQUEST_QUEUE_MAX", flag: "request-queue-max", kind: "int", default: 100, min: 0, max: 100000,
+    help: "Requests that may wait for a database connection when DB_POOL_MAX reads run; more: 503 OVERLOADED with Retry-After." },
+  { key: "requestQueueTimeoutMs", env: "REQUEST_QUEUE_TIMEOUT_MS", flag: "request-queue-timeout-ms", kind: "int", default: 10000,
+    min: 0, max: 600000, help: "Longest a request waits for a database connection; longer: 503 OVERLOADED with Retry-After." },
+  { key: "rateLimitPerMinute", env: "RATE_LIMIT_PER_MINUTE", flag: "rate-limit-per-minute", kind: "int", default: 0, min: 0, max: 1000000,
+    help: "Requests per minute per API key (bursts up to the same number); more: 429 RATE_LIMITED with Retry-After. 0 = no limit." },
   { key: "maxRangeDays", env: "MAX_RANGE_DAYS", flag: "max-range-days", kind: "int", default: 0, min: 0, max: 10000000,
     help: "Longest date range in days (inclusive); longer: 400 INVALID_MONTH_RANGE. 0 = no limit." },
   { key: "shutdownTimeoutMs", env: "SHUTDOWN_TIMEOUT_MS", flag: "shutdown-timeout-ms", kind: "int", default: 10000,
@@ -69,6 +78,10 @@ export interface Config {
   readonly dbPoolMax: number;
   readonly dbConnectTimeoutMs: number;
   readonly statementTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly requestQueueMax: number;
+  readonly requestQueueTimeoutMs: number;
+  readonly rateLimitPerMinute: number;
   readonly maxRangeDays: number;
   readonly shutdownTimeoutMs: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";

@@ -8,8 +8,10 @@ import { loadKeyRing, sha256Hex, type ApiKeyRing } from "./auth/api-keys.ts";
 import { ConfigError, helpText, loadConfig, type Config } from "./config.ts";
 import { migrate } from "./db/migrations.ts";
 import { openDatabase } from "./db/open.ts";
+import { createAdmission } from "./http/admission.ts";
 import { createApp } from "./http/app.ts";
 import { createHandler } from "./http/handler.ts";
+import { createRateLimiter } from "./http/rate-limit.ts";
 import { listen } from "./http/server.ts";
 import { runLoadCsv } from "./load/command.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -30,6 +32,14 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     maxRangeDays: config.maxRangeDays,
     firstBatchTimeoutMs: config.statementTimeoutMs + 1000,
     readiness: () => db.readiness(2000),
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    admission: createAdmission({
+      maxConcurrent: db.sql.options.max, // a read holds a connection while its body streams
+      maxQueued: config.requestQueueMax,
+      queueTimeoutMs: config.requestQueueTimeoutMs,
+      requestTimeoutMs: config.requestTimeoutMs,
+    }),
+    ...(config.rateLimitPerMinute > 0 ? { rateLimiter: createRateLimiter(config.rateLimitPerMinute) } : {}),
   });
   const tlsServed = tlsDigest(config);
   const server = listen(config, createHandler(app, logger));

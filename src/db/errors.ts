@@ -32,8 +32,8 @@ const UNAVAILABLE_CLIENT_CODES = new Set([
 
 export class DatabaseDeadlineError extends Error {
   readonly code = "DATABASE_DEADLINE";
-  constructor(ms: number) {
-    super(`no answer from the database within ${ms} ms`);
+  constructor(ms: number, waitingFor: "answer" | "connection" = "answer") {
+    super(`no ${waitingFor === "connection" ? "database connection" : "answer from the database"} within ${ms} ms`);
   }
 }
 
@@ -49,4 +49,13 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 export function isStaleConnection(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === "57P01" || code === "CONNECTION_CLOSED" || code === "CONNECTION_ENDED";
+}
+
+/**
+ * A cancel this read never asked for: one sent for an earlier statement on the same pooled
+ * connection that arrived after that statement ended. The read is idempotent, so it is retried.
+ * (Our own cancels never surface as 57014: the read reports its deadline or abort reason instead.)
+ */
+export function isStrayCancel(err: unknown): boolean {
+  return err instanceof postgres.PostgresError && err.code === "57014" && err.message.includes("user request");
 }

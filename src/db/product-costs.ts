@@ -4,7 +4,7 @@
 
 import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
 import type { Sql } from "./client.ts";
-import { DatabaseDeadlineError, isStaleConnection } from "./errors.ts";
+import { DatabaseDeadlineError, isStaleConnection, isStrayCancel } from "./errors.ts";
 
 /** One row as the database returns it: ids and amounts are exact decimal text, never floats. */
 export interface ProductCostRow {
@@ -26,57 +26,148 @@ export interface ProductCostQuery {
 export interface RowBatches {
   /** The first batch, already fetched (may be empty). */
   first: ProductCostRow[];
-  /** The remaining batches. */
+  /** The remaining batches. Throws (never ends quietly) when the read was closed early. */
   rest(): AsyncGenerator<ProductCostRow[]>;
-  /** Stops early: closes the cursor and cancels the query if it still runs. Safe to call twice. */
-  close(): Promise<void>;
+  /** True once the cursor is exhausted or closed: nothing holds a connection any more. */
+  finished(): boolean;
+  /**
+   * Stops early: cancels the statement if the server is still computing a batch, closes the
+   * cursor, frees the connection. `reason` is what a later or pending rest() throws. Safe to call twice.
+   */
+  close(reason?: unknown): Promise<void>;
 }
 
 export interface ReadOptions {
   batchSize: number;
   /** Deadline for the first batch; past it the query is cancelled and DatabaseDeadlineError thrown. */
   firstBatchTimeoutMs: number;
+  /** Deadline for getting a connection at all (a peer that accepts and drops connections never fails by itself). */
+  connectTimeoutMs?: number;
+  /** Aborts the read (client gone, request deadline): the first batch rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
+
+/** The connection of a suspended cursor died: the rows read so far are not the whole answer. */
+export class ReadInterruptedError extends Error {
+  readonly code = "CONNECTION_CLOSED";
+  constructor() {
+    super("the database connection closed before the last row was read");
+  }
+}
+
+/** Waits for `p`, but not longer than `ms`. */
+function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.then(() => {}, () => {}),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+// How long close() waits for a cancelled fetch to come back before it stops waiting; the
+// connection is then the pool's business (a dead server fails it, a live one answers).
+const CANCEL_SETTLE_MS = 5000;
 
 async function openOnce(sql: Sql, q: ProductCostQuery, options: ReadOptions): Promise<RowBatches> {
   const query = sql.unsafe<ProductCostRow[]>(productCostsQuery, [q.monthFrom, q.monthTo, q.segment]);
   const iterator = query.cursor(options.batchSize)[Symbol.asyncIterator]();
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    query.cancel();
-    await iterator.return?.(undefined).catch(() => {});
+  let pending: Promise<IteratorResult<ProductCostRow[]>> | undefined; // a batch the server is computing
+  let finished = false;
+  let stopped: unknown; // why the read was closed early; rest() throws it
+
+  let ended = false; // PostgreSQL reported the statement complete
+
+  const fetchBatch = (): Promise<IteratorResult<ProductCostRow[]>> => {
+    const raw: unknown = iterator.next();
+    if (!(raw instanceof Promise)) {
+      // postgres.js answers {done: true} at once, without asking the server, when the query
+      // is no longer active: after its real end, but also after its connection died while
+      // the cursor sat suspended between batches (that error is dropped). Only a statement
+      // seen to complete has ended; anything else would be a short array that looks whole.
+      if (ended) return Promise.resolve(raw as IteratorResult<ProductCostRow[]>);
+      return Promise.reject(new ReadInterruptedError());
+    }
+    const p = raw as Promise<IteratorResult<ProductCostRow[]>>;
+    pending = p;
+    const clear = () => {
+      if (pending === p) pending = undefined;
+    };
+    p.then((r) => {
+      // A batch delivered by CommandComplete carries its command tag; a done from the
+      // server's ReadyForQuery (row count a multiple of the batch size) is an end as well.
+      if (r.done || (r.value as { command?: string }).command) ended = true;
+      clear();
+    }, clear);
+    return p;
   };
 
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DatabaseDeadlineError(options.firstBatchTimeoutMs)), options.firstBatchTimeoutMs);
+  const close = async (reason?: unknown) => {
+    if (finished) return;
+    finished = true;
+    stopped = reason ?? new Error("the read was closed before its end");
+    const inFlight = pending;
+    if (inFlight) {
+      // Cancel only a statement the server is working on. A cancel request sent while the
+      // cursor sits suspended between batches is not consumed, and would land on whatever
+      // query runs next on that connection.
+      query.cancel();
+      await settleWithin(inFlight, CANCEL_SETTLE_MS);
+    }
+    // Closes the portal (ends its transaction) when the cursor is suspended; a no-op otherwise.
+    await Promise.resolve(iterator.return?.(undefined)).catch(() => {});
+  };
+
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  let onAbort: (() => void) | undefined;
+  const failures = new Promise<never>((_, reject) => {
+    timers.push(setTimeout(() => reject(new DatabaseDeadlineError(options.firstBatchTimeoutMs)), options.firstBatchTimeoutMs));
+    if (options.connectTimeoutMs !== undefined) {
+      // postgres.js sets `state` when the query is handed to an open connection. A peer that
+      // accepts TCP and then closes it keeps the query queued for ever (porsager/postgres#1193).
+      timers.push(
+        setTimeout(() => {
+          if (!(query as unknown as { state?: unknown }).state) reject(new DatabaseDeadlineError(options.connectTimeoutMs!, "connection"));
+        }, options.connectTimeoutMs),
+      );
+    }
+    const signal = options.signal;
+    if (signal) {
+      onAbort = () => reject(signal.reason);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    }
   });
   let head: IteratorResult<ProductCostRow[]>;
   try {
-    head = await Promise.race([iterator.next(), deadline]);
+    head = await Promise.race([fetchBatch(), failures]);
   } catch (err) {
-    await close();
+    // Answer now; cancelling and closing go on in the background.
+    void close(err);
     throw err;
   } finally {
-    clearTimeout(timer);
+    timers.forEach(clearTimeout);
+    if (onAbort) options.signal?.removeEventListener("abort", onAbort);
   }
-  if (head.done) closed = true;
+  if (head.done || ended) finished = true;
 
   return {
     first: head.done ? [] : head.value,
+    finished: () => finished,
     async *rest() {
-      if (closed) return;
       try {
-        for (;;) {
-          const next = await iterator.next();
-          if (next.done) break;
+        while (!finished) {
+          const next = await fetchBatch();
+          if (stopped !== undefined) throw stopped; // closed while this batch was on its way
+          if (next.done) {
+            finished = true;
+            break;
+          }
           yield next.value;
         }
-        closed = true;
-      } finally {
-        await close();
+        if (stopped !== undefined) throw stopped; // closed early: never end as if complete
+      } catch (err) {
+        await close(err);
+        throw stopped ?? err;
       }
     },
     close,
@@ -89,7 +180,8 @@ export async function readProductCosts(sql: Sql, q: ProductCostQuery, options: R
   } catch (err) {
     // A connection that died while idle (database restarted) fails its next query once;
     // the read is idempotent, so one retry on a fresh connection hides that.
-    if (isStaleConnection(err)) return await openOnce(sql, q, options);
+    // A stray cancel (one sent for an earlier query on this connection) is retried the same way.
+    if (isStaleConnection(err) || isStrayCancel(err)) return await openOnce(sql, q, options);
     throw err;
   }
 }

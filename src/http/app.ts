@@ -9,6 +9,7 @@ import type { Sql } from "../db/client.ts";
 import { readProductCosts } from "../db/product-costs.ts";
 import type { Logger } from "../log.ts";
 import { rangeDays, validateProductCostParams } from "../validation/product-cost-params.ts";
+import { ADMISSION_DEFAULTS, createAdmission, type Admission } from "./admission.ts";
 import { apiDocs, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
 import { createErrorHandler } from "./error-handler.ts";
 import {
@@ -17,6 +18,7 @@ import {
   NOT_CONFIGURED,
   RequestValidationError,
 } from "./errors.ts";
+import type { RateLimiter } from "./rate-limit.ts";
 import { contextOf } from "./request-context.ts";
 import { detailResponse } from "./responses.ts";
 import { rowsResponse } from "./rows-response.ts";
@@ -35,9 +37,16 @@ export interface AppDeps {
   /** Answers /readyz: resolves when the database is reachable and migrated. */
   readiness: () => Promise<{ ready: boolean; reason?: string }>;
   batchSize?: number;
+  /** Bounds concurrent and waiting reads, and the whole-request deadline (defaults: ADMISSION_DEFAULTS). */
+  admission?: Admission;
+  /** Per-key requests per minute (429 RATE_LIMITED); none when absent. */
+  rateLimiter?: RateLimiter;
+  /** Deadline for getting a database connection at all. */
+  connectTimeoutMs?: number;
 }
 
 export function createApp(deps: AppDeps) {
+  const admission = deps.admission ?? createAdmission(ADMISSION_DEFAULTS);
   const productCosts = new Elysia()
     // `derive` runs before Elysia's query check, so an unauthenticated caller learns nothing about validation.
     .derive(({ request }) => {
@@ -47,6 +56,7 @@ export function createApp(deps: AppDeps) {
       const match = presented === null ? null : keys.match(presented);
       if (!match) throw INVALID_API_KEY();
       contextOf(request).keyFingerprint = match.fingerprint;
+      deps.rateLimiter?.take(match.fingerprint);
       return {};
     })
     .get(
@@ -60,10 +70,12 @@ export function createApp(deps: AppDeps) {
         if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
         if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
 
-        const batches = await readProductCosts(
-          deps.sql,
-          { monthFrom, monthTo, segment },
-          { batchSize: deps.batchSize ?? 2000, firstBatchTimeoutMs: deps.firstBatchTimeoutMs },
+        const batches = await admission.read(request, (signal) =>
+          readProductCosts(
+            deps.sql,
+            { monthFrom, monthTo, segment },
+            { batchSize: deps.batchSize ?? 2000, firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal },
+          ),
         );
         return rowsResponse(request, batches, contextOf(request), checked.params);
       },

@@ -8,6 +8,7 @@
 
 import { isDatabaseUnavailable } from "../db/errors.ts";
 import type { Logger } from "../log.ts";
+import { ClientClosedRequestError } from "./admission.ts";
 import { validateProductCostParams } from "../validation/product-cost-params.ts";
 import { ApiError, DATABASE_UNAVAILABLE, INTERNAL_ERROR, RequestValidationError } from "./errors.ts";
 import { contextOf } from "./request-context.ts";
@@ -53,6 +54,8 @@ export function createErrorHandler(logger: Logger) {
     const context = contextOf(request);
     context.error = error;
     if (isDatabaseUnavailable(error)) return detailResponse(503, DATABASE_UNAVAILABLE().detail);
+    // Nobody reads this answer; the status is for the log line (nginx's 499).
+    if (error instanceof ClientClosedRequestError) return detailResponse(499, "CLIENT_CLOSED_REQUEST");
     return detailResponse(500, INTERNAL_ERROR().detail);
   };
 }

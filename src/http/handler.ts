@@ -5,6 +5,7 @@
 import { errorFields, type Logger } from "../log.ts";
 import type { App } from "./app.ts";
 import { attachContext, type RequestContext } from "./request-context.ts";
+import { oversizedRequest, routable } from "./request-guard.ts";
 
 // An incoming request id is echoed only if it is short and plain, so logs cannot be forged.
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -12,14 +13,15 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export type FetchHandler = (request: Request) => Promise<Response>;
 
 export function createHandler(app: App, logger: Logger): FetchHandler {
-  return async (request) => {
+  return async (arrived) => {
+    const request = routable(arrived);
     const incoming = request.headers.get("x-request-id");
     const context: RequestContext = {
       id: incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
       startedAt: performance.now(),
     };
     attachContext(request, context);
-    const response = await app.handle(request);
+    const response = oversizedRequest(request) ?? (await app.handle(request));
     response.headers.set("x-request-id", context.id);
     const done = context.bodyDone ?? Promise.resolve();
     void done.then(() => logRequest(logger, request, response.status, context));

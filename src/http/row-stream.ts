@@ -59,16 +59,21 @@ export function rowStream(batches: RowBatches, context: RequestContext, encoding
         rows += next.value.length;
         controller.enqueue(encoder.encode(chunk));
       } catch (err) {
-        controller.error(err);
-        await batches.close();
+        // Erroring the stream makes Bun abort the connection without the last chunk. The
+        // cause goes to the request's log line; erroring with no value keeps Bun from also
+        // printing it, source lines and all, to stderr.
+        controller.error(undefined);
+        await batches.close(err);
         finish(err);
       }
     },
     async cancel(reason) {
-      // The client went away: stop reading, close the cursor, free the connection.
+      // The client went away: close the read first (a batch in flight is cancelled, the
+      // cursor closed, the connection freed), then the generator, which waits for that batch.
+      const cause = reason ?? new Error("client disconnected");
+      await batches.close(cause);
       await rest.return(undefined).catch(() => {});
-      await batches.close();
-      finish(reason ?? new Error("client disconnected"));
+      finish(cause);
     },
   });
 }

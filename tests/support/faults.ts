@@ -1,0 +1,154 @@
+// Helpers of the fault-injection tests: a real lock that makes the service's read wait, a
+// look at pg_stat_activity, the in-process handler behind a real socket, raw HTTP exchanges.
+
+import net from "node:net";
+import { createPool, type Sql } from "../../src/db/client.ts";
+import type { FetchHandler } from "../../src/http/handler.ts";
+
+/** A service-like read-only pool with its own application_name, so pg_stat_activity shows only its sessions. */
+export function namedPool(url: string, name: string, options: { statementTimeoutMs?: number; max?: number } = {}): Sql {
+  return createPool({
+    url,
+    max: options.max ?? 2,
+    connectTimeoutMs: 5000,
+    statementTimeoutMs: options.statementTimeoutMs ?? 60000,
+    readOnly: true,
+    applicationName: name,
+  });
+}
+
+/**
+ * Takes an ACCESS EXCLUSIVE lock on `table` in a transaction of `admin` and holds it until
+ * the returned function is called: every read of the table waits, a deterministic "slow query".
+ */
+export async function holdLock(admin: Sql, table = "products"): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const tx = admin.begin(async (t) => {
+    await t.unsafe(`lock table ${table} in access exclusive mode`);
+    locked();
+    await released;
+  });
+  await Promise.race([isLocked, tx]);
+  return async () => {
+    release();
+    await tx;
+  };
+}
+
+export interface Session {
+  pid: number;
+  state: string | null;
+  in_transaction: boolean;
+  wait_event_type: string | null;
+  query: string;
+}
+
+/** The sessions of one application_name, as PostgreSQL sees them. */
+export async function sessionsOf(admin: Sql, applicationName: string): Promise<Session[]> {
+  return await admin<Session[]>`
+    select pid, state, xact_start is not null as in_transaction, wait_event_type, query
+    from pg_stat_activity where application_name = ${applicationName} order by pid`;
+}
+
+/** Polls `check` until it returns true; fails with `what` after `timeoutMs` (generous by default). */
+export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 15000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** A read of the service is running on the server: in a transaction, or waiting on a lock. */
+export const busy = (s: Session) => s.state === "active" || s.in_transaction;
+
+/** The handler behind a real listening socket on 127.0.0.1 (Bun's default header limit). */
+export function serveOnSocket(handle: FetchHandler): { url: string; port: number; stop(): void } {
+  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, reusePort: false, idleTimeout: 30, fetch: handle });
+  return { url: `http://127.0.0.1:${server.port}`, port: server.port!, stop: () => void server.stop(true) };
+}
+
+export interface RawExchange {
+  /** Everything received so far (latin1, byte for byte). */
+  received(): string;
+  /** Stops reading from the socket (the server's writes back up). */
+  pause(): void;
+  resume(): void;
+  /** Closes the socket at once (a client that goes away). */
+  destroy(): void;
+  /** Resolves when the server closed the connection (or after `timeoutMs`, with false). */
+  closed(timeoutMs?: number): Promise<boolean>;
+  /** Resolves once at least `bytes` have arrived. */
+  waitFor(bytes: number, timeoutMs?: number): Promise<void>;
+}
+
+/** Sends `text` as is over a new TCP connection: for requests fetch() would refuse or rewrite. */
+export function rawExchange(port: number, text: string | Buffer): RawExchange {
+  const socket = net.connect(port, "127.0.0.1");
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let isClosed = false;
+  const waiters: (() => void)[] = [];
+  const wake = () => waiters.splice(0).forEach((w) => w());
+  socket.on("data", (d: Buffer) => {
+    chunks.push(d);
+    size += d.length;
+    wake();
+  });
+  socket.on("error", () => {});
+  socket.on("close", () => {
+    isClosed = true;
+    wake();
+  });
+  socket.write(text);
+  const until = async (ok: () => boolean, timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!ok() && Date.now() < deadline) {
+      await Promise.race([new Promise<void>((r) => waiters.push(r)), Bun.sleep(50)]);
+    }
+    return ok();
+  };
+  return {
+    received: () => Buffer.concat(chunks).toString("latin1"),
+    pause: () => void socket.pause(),
+    resume: () => void socket.resume(),
+    destroy: () => void socket.destroy(),
+    closed: (timeoutMs = 15000) => until(() => isClosed, timeoutMs),
+    async waitFor(bytes, timeoutMs = 15000) {
+      if (!(await until(() => size >= bytes || isClosed, timeoutMs)) || size < bytes) {
+        throw new Error(`only ${size} bytes arrived (wanted ${bytes})`);
+      }
+    },
+  };
+}
+
+/** A chunked HTTP/1.1 body is complete only with its last-chunk marker. */
+export function endsChunkedBody(raw: string): boolean {
+  return raw.endsWith("\r\n0\r\n\r\n");
+}
+
+export const MANY_FROM = "2030-01-01";
+export const MANY_TO = "2030-01-31";
+
+/**
+ * Adds `count` products with one daily row each in January 2030 (besides whatever the
+ * fixture holds): an answer of `count` rows, about 170 bytes each, too big for socket buffers.
+ */
+export async function addManyRows(admin: Sql, count: number): Promise<void> {
+  await admin`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample)
+              select g, g, 'MANY-' || lpad(g::text, 7, '0'), 'many rows', false
+              from generate_series(1000000, ${1000000 + count - 1}::bigint) g`;
+  await admin`insert into product_daily_costs (product_id, cost_date, purchase_cost_usd, inbound_freight_usd,
+                shipping_to_customer_usd, warehouse_fees_usd)
+              select g, date '2030-01-15', 1.5, 2, null, 0
+              from generate_series(1000000, ${1000000 + count - 1}::bigint) g`;
+}
+
+/** A GET of the product-costs endpoint as raw HTTP/1.1 text. */
+export function rawGet(query: string, key: string, extraHeaders = ""): string {
+  return `GET /external/v1/product-costs?${query} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n${extraHeaders}\r\n`;
+}
