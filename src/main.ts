@@ -43,6 +43,27 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   });
   const tlsServed = tlsDigest(config);
   const server = listen(config, createHandler(app, logger));
+  // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
+  process.on("SIGHUP", () => reloadOnSighup({ config, logger, tlsServed, setKeys: (next) => (keys = next) }));
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("shutting down", { signal, in_flight: server.pendingRequests });
+    const drained = server.stop(false).then(() => true);
+    const timedOut = Bun.sleep(config.shutdownTimeoutMs).then(() => false);
+    if (!(await Promise.race([drained, timedOut]))) {
+      logger.warn("shutdown timeout reached, closing the remaining connections", { in_flight: server.pendingRequests });
+      await server.stop(true);
+    }
+    await db.close(5).catch(() => {});
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+
   logger.info("listening", {
     version: VERSION,
     commit: COMMIT,
@@ -63,26 +84,6 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   if (keys.size === 0) {
     logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
   }
-
-  process.on("SIGHUP", () => reloadOnSighup({ config, logger, tlsServed, setKeys: (next) => (keys = next) }));
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info("shutting down", { signal, in_flight: server.pendingRequests });
-    const drained = server.stop(false).then(() => true);
-    const timedOut = Bun.sleep(config.shutdownTimeoutMs).then(() => false);
-    if (!(await Promise.race([drained, timedOut]))) {
-      logger.warn("shutdown timeout reached, closing the remaining connections", { in_flight: server.pendingRequests });
-      await server.stop(true);
-    }
-    await db.close(5).catch(() => {});
-    logger.info("stopped");
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  process.on("SIGINT", () => void shutdown("SIGINT"));
 }
 
 async function runMigrate(config: Config, logger: Logger): Promise<void> {

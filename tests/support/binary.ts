@@ -33,7 +33,20 @@ export interface RunningBinary {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
-export async function startBinary(path: string, env: Record<string, string>, args: string[] = [], cwd?: string): Promise<RunningBinary> {
+export interface StartOptions {
+  /** The line that says the server is up (default: the JSON "listening" line). */
+  ready?: (line: Record<string, unknown>) => boolean;
+  /** The base URL, when the ready line does not carry it (e.g. LOG_FORMAT=pretty). */
+  url?: (line: Record<string, unknown>) => string;
+}
+
+export async function startBinary(
+  path: string,
+  env: Record<string, string>,
+  args: string[] = [],
+  cwd?: string,
+  options: StartOptions = {},
+): Promise<RunningBinary> {
   const proc = Bun.spawn([path, ...args], { env: cleanEnv({ PORT: "0", HOST: "127.0.0.1", ...env }), stdout: "pipe", stderr: "pipe", stdin: "ignore", cwd });
   const lines: Record<string, unknown>[] = [];
   let err = "";
@@ -73,10 +86,10 @@ export async function startBinary(path: string, env: Record<string, string>, arg
     }
   };
 
-  const listening = await waitForLine((l) => l.msg === "listening");
+  const listening = await waitForLine(options.ready ?? ((l) => l.msg === "listening"));
   return {
     proc,
-    url: String(listening.url).replace(/\/$/, ""),
+    url: (options.url ? options.url(listening) : String(listening.url)).replace(/\/$/, ""),
     lines,
     stderr: () => err,
     waitForLine,

@@ -1,0 +1,564 @@
+// Running the executable as an operator does, for real: keys rotated by SIGHUP while
+// requests run, systemd credentials and digests, HTTPS with a certificate made here by
+// openssl, graceful shutdown with a request in flight, health routes, the log lines, and
+// bad configuration stopping the start with one line and exit code 2.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Sql } from "../../src/db/client.ts";
+import { JANUARY_NORMAL } from "../http/fixture.ts";
+import { HAS_POSTGRESQL } from "../support/backends.ts";
+import { cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
+import { SERVER_URL, testDatabase } from "../support/database.ts";
+
+const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
+/** Nothing listens on port 1: the service starts (it connects lazily) and finds its database unreachable. */
+const NO_DATABASE = { DATABASE_URL: "postgres://postgres@127.0.0.1:1/nowhere" };
+
+let bin: { dir: string; path: string };
+let work: string;
+/** DATABASE_URL of the run's PostgreSQL, or DATA_DIR of an embedded copy of the fixture. */
+let database: Record<string, string>;
+
+beforeAll(async () => {
+  bin = isolatedBinary();
+  work = mkdtempSync(join(tmpdir(), "pce-ops-"));
+  database = await fixtureDatabaseEnv(bin.path);
+}, 60000);
+
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
+  const r = Bun.spawnSync([bin.path, ...args], { env: cleanEnv(env), cwd: bin.dir, stdin: stdin === undefined ? "ignore" : Buffer.from(stdin) });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+const get = (server: RunningBinary, path: string, key?: string, init: RequestInit = {}) =>
+  fetch(server.url + path, { ...init, headers: key ? { authorization: `Bearer ${key}` } : {} });
+
+/** The fingerprint the log shows for a key: 8 hex digits of sha256 over the key's sha256 digest. */
+function fingerprint(key: string): string {
+  const digest = createHash("sha256").update(key).digest();
+  return createHash("sha256").update(digest).digest("hex").slice(0, 8);
+}
+
+async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 20000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(25);
+  }
+}
+
+/** Every byte the process wrote, to check that no secret ever appears in it. */
+const everything = (server: RunningBinary) => JSON.stringify(server.lines) + server.stderr();
+
+describe("API keys", () => {
+  test("a key is rotated with SIGHUP (old and new together, then the old removed) and no request fails", async () => {
+    const OLD = "rotation-old-key-4b1e";
+    const NEW = "rotation-new-key-93ac";
+    const file = join(work, "rotation-keys");
+    writeFileSync(file, `# issued 2024-01\n${OLD}\n`);
+    const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS_FILE: file }, [], bin.dir);
+    try {
+      expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({ api_keys: 1, key_fingerprints: [fingerprint(OLD)] });
+
+      // Clients keep calling with the old key, one request after another, the whole time.
+      const statuses: number[] = [];
+      let calling = true;
+      const client = (async () => {
+        while (calling) {
+          const res = await get(server, JAN, OLD);
+          const text = await res.text();
+          statuses.push(res.status === 200 && text === JANUARY_NORMAL ? 200 : res.status);
+        }
+      })();
+      await until("requests before the reload", () => statuses.length >= 3);
+
+      writeFileSync(file, `${OLD}\n${NEW}\n`);
+      server.proc.kill("SIGHUP");
+      expect(await server.waitForLine((l) => l.msg === "api keys reloaded" && l.api_keys === 2)).toMatchObject({
+        level: "info",
+        key_fingerprints: [fingerprint(OLD), fingerprint(NEW)],
+      });
+      const seen = statuses.length;
+      await until("requests after the reload", () => statuses.length >= seen + 3);
+      calling = false;
+      await client;
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      expect((await get(server, JAN, NEW)).status).toBe(200);
+
+      writeFileSync(file, `${NEW}\n`);
+      server.proc.kill("SIGHUP");
+      await server.waitForLine((l) => l.msg === "api keys reloaded" && l.api_keys === 1);
+      const old = await get(server, JAN, OLD);
+      expect([old.status, await old.text()]).toEqual([401, '{"detail":"INVALID_API_KEY"}']);
+      const withNew = await fetch(server.url + JAN, { headers: { authorization: `Bearer ${NEW}`, "x-request-id": "rotated-1" } });
+      expect([withNew.status, await withNew.text()]).toEqual([200, JANUARY_NORMAL]);
+      expect(await server.waitForLine((l) => l.request_id === "rotated-1")).toMatchObject({ status: 200, key: fingerprint(NEW) });
+      expect(everything(server)).not.toContain(OLD);
+      expect(everything(server)).not.toContain(NEW);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("a key file that cannot be read on SIGHUP keeps the active keys, and the log says why", async () => {
+    const KEY = "unreadable-later-key-77d0";
+    const file = join(work, "vanishing-keys");
+    writeFileSync(file, `${KEY}\n`);
+    const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS_FILE: file }, [], bin.dir);
+    try {
+      rmSync(file);
+      server.proc.kill("SIGHUP");
+      expect(await server.waitForLine((l) => l.msg === "api keys not reloaded, the previous keys stay active")).toMatchObject({
+        level: "error",
+        error: `cannot read API key file ${file}: ENOENT`,
+        error_type: "ConfigError",
+      });
+      expect((await get(server, JAN, KEY)).status).toBe(200);
+
+      writeFileSync(file, "sha256:not-a-digest\n");
+      server.proc.kill("SIGHUP");
+      expect(
+        await server.waitForLine((l) => l.msg === "api keys not reloaded, the previous keys stay active" && String(l.error).includes("line 1")),
+      ).toMatchObject({ error: `${file} line 1: a sha256: entry must be followed by 64 hex digits` });
+      expect((await get(server, JAN, KEY)).status).toBe(200);
+      expect(server.lines.some((l) => l.msg === "api keys reloaded")).toBe(false);
+      expect(everything(server)).not.toContain(KEY);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("systemd credentials and sha256 digests (made by hash-key) stand in for plain keys", async () => {
+    const FROM_CREDENTIAL = "credential-key-0c5f";
+    const FROM_ENV = "env-digest-key-e2a8";
+    const digest = (key: string) => {
+      const r = run(["hash-key"], {}, `${key}\n`);
+      expect([r.code, r.stderr]).toEqual([0, ""]);
+      return r.stdout.trim();
+    };
+    const credentials = join(work, "credentials");
+    mkdirSync(credentials);
+    writeFileSync(join(credentials, "product-cost-api-keys"), `# LoadCredential=product-cost-api-keys:/etc/product-cost-export/api-keys\n${digest(FROM_CREDENTIAL)}\n`);
+    const server = await startBinary(
+      bin.path,
+      { ...database, CREDENTIALS_DIRECTORY: credentials, PRODUCT_COST_API_KEYS: digest(FROM_ENV) },
+      [],
+      bin.dir,
+    );
+    try {
+      expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({
+        api_keys: 2,
+        key_fingerprints: [fingerprint(FROM_ENV), fingerprint(FROM_CREDENTIAL)],
+      });
+      for (const key of [FROM_CREDENTIAL, FROM_ENV]) {
+        const res = await get(server, JAN, key);
+        expect([res.status, await res.text()]).toEqual([200, JANUARY_NORMAL]);
+      }
+      const digestAsKey = await get(server, JAN, digest(FROM_ENV));
+      expect(digestAsKey.status).toBe(401); // a digest is not a key
+      expect(everything(server)).not.toContain(FROM_CREDENTIAL);
+      expect(everything(server)).not.toContain(FROM_ENV);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
+describe("bad configuration stops the start with one line on stderr and exit code 2", () => {
+  let busy: { port: number; stop(closeActive?: boolean): void };
+  let files: Record<string, string>;
+  beforeAll(async () => {
+    busy = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    files = await certificates();
+    mkdirSync(join(work, "keys-dir"), { recursive: true });
+    writeFileSync(join(work, "garbage.pem"), "not a certificate\n");
+  });
+  afterAll(() => busy.stop(true));
+
+  const cases: [string, () => string[], () => Record<string, string>, () => string][] = [
+    ["the port is in use", () => ["--port", String(busy.port)], () => ({}), () => `port ${busy.port} on 127.0.0.1 is already in use`],
+    ["the certificate is not PEM", () => [], () => ({ TLS_CERT_FILE: join(work, "garbage.pem"), TLS_KEY_FILE: files.key1! }),
+      () => "TLS certificate or key rejected: error:0900006e:PEM routines:OPENSSL_internal:NO_START_LINE"],
+    ["the key does not match the certificate", () => [], () => ({ TLS_CERT_FILE: files.cert1!, TLS_KEY_FILE: files.key2! }),
+      () => "TLS certificate or key rejected: error:0b000074:X.509 certificate routines:OPENSSL_internal:KEY_VALUES_MISMATCH"],
+    ["the TLS key file is missing", () => ["--tls-cert-file", files.cert1!, "--tls-key-file", join(work, "no-such-key.pem")], () => ({}),
+      () => `cannot read TLS_KEY_FILE ${join(work, "no-such-key.pem")}: ENOENT`],
+    ["half a TLS pair", () => ["--tls-cert-file", files.cert1!], () => ({}), () => "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
+    ["the key file is a directory", () => [], () => ({ PRODUCT_COST_API_KEYS_FILE: join(work, "keys-dir") }),
+      () => `cannot read API key file ${join(work, "keys-dir")}: EISDIR`],
+    ["a digest is malformed", () => [], () => ({ PRODUCT_COST_API_KEYS: "sha256:abc" }),
+      () => "PRODUCT_COST_API_KEYS entry 1: a sha256: entry must be followed by 64 hex digits"],
+    ["the database URL is malformed", () => ["--database-url", "postgres://u:s3cret@db:port/x"], () => ({}),
+      () => "--database-url is not a valid URL (expected postgres://user:password@host:5432/database)"],
+  ];
+  test.each(cases)("when %s", (_, args, env, message) => {
+    const r = run(["serve", ...args()], { ...NO_DATABASE, HOST: "127.0.0.1", PORT: "0", ...env() });
+    expect(r).toEqual({ code: 2, stdout: "", stderr: `product-cost-export: ${message()}\n` });
+  });
+});
+
+/** A self-signed certificate for 127.0.0.1, made with openssl: cert1/key1 and a second pair cert2/key2. */
+async function certificates(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const n of [1, 2]) {
+    const cert = join(work, `cert${n}.pem`);
+    const key = join(work, `key${n}.pem`);
+    if (!Bun.file(cert).size) {
+      const p = Bun.spawn(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", key, "-out", cert, "-days", "2", "-subj", `/CN=pce-test-${n}`, "-addext", "subjectAltName=IP:127.0.0.1"],
+        { stdout: "ignore", stderr: "pipe" });
+      if ((await p.exited) !== 0) throw new Error(`openssl failed: ${await new Response(p.stderr).text()}`);
+    }
+    out[`cert${n}`] = cert;
+    out[`key${n}`] = key;
+  }
+  return out;
+}
+
+/** The subject of the certificate the server presents in a real TLS handshake, as openssl s_client sees it. */
+async function servedSubject(url: string): Promise<string> {
+  const { port } = new URL(url);
+  const p = Bun.spawn(["sh", "-c", `openssl s_client -connect 127.0.0.1:${port} </dev/null 2>/dev/null | openssl x509 -noout -subject`], {
+    stdout: "pipe",
+  });
+  const text = await new Response(p.stdout).text();
+  await p.exited;
+  return text.trim();
+}
+
+describe("HTTPS", () => {
+  test("serves HTTPS with the configured certificate; SIGHUP says a changed one needs a restart, and a restart serves it", async () => {
+    const KEY = "https-key-51de";
+    const files = await certificates();
+    const cert = join(work, "served-cert.pem");
+    const key = join(work, "served-key.pem");
+    writeFileSync(cert, await Bun.file(files.cert1!).text());
+    writeFileSync(key, await Bun.file(files.key1!).text());
+    const env = { ...database, PRODUCT_COST_API_KEYS: KEY, TLS_CERT_FILE: cert, TLS_KEY_FILE: key };
+    const ca1 = await Bun.file(files.cert1!).text();
+    const ca2 = await Bun.file(files.cert2!).text();
+
+    let server = await startBinary(bin.path, env, [], bin.dir);
+    try {
+      expect(server.url).toStartWith("https://127.0.0.1:");
+      // The certificate is verified against the one made above: a real handshake, no verification switched off.
+      const res = await fetch(server.url + JAN, { headers: { authorization: `Bearer ${KEY}` }, tls: { ca: ca1 } });
+      expect([res.status, await res.text()]).toEqual([200, JANUARY_NORMAL]);
+      expect(await servedSubject(server.url)).toBe("subject=CN = pce-test-1");
+      const plain = await fetch(server.url.replace("https:", "http:") + "/healthz").then((r) => r.status, (e: Error) => e.name);
+      expect(plain).not.toBe(200);
+
+      writeFileSync(cert, ca2);
+      writeFileSync(key, await Bun.file(files.key2!).text());
+      server.proc.kill("SIGHUP");
+      expect(await server.waitForLine((l) => String(l.msg).startsWith("TLS certificate or key changed on disk"))).toEqual({
+        time: expect.any(String),
+        level: "warn",
+        msg: "TLS certificate or key changed on disk: restart the service to serve it (a running server keeps its certificate)",
+        tls_cert_file: cert,
+      });
+      expect(await servedSubject(server.url)).toBe("subject=CN = pce-test-1");
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+
+    server = await startBinary(bin.path, env, [], bin.dir);
+    try {
+      expect(await servedSubject(server.url)).toBe("subject=CN = pce-test-2");
+      const res = await fetch(server.url + "/healthz", { tls: { ca: ca2 } });
+      expect([res.status, await res.text()]).toEqual([200, '{"detail":"OK"}']);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
+describe("health routes and logs", () => {
+  test("with the database unreachable: /healthz 200, /readyz 503, the API 503, and the log line carries the cause", async () => {
+    const KEY = "unreachable-key-3f70";
+    const server = await startBinary(bin.path, { ...NO_DATABASE, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
+    try {
+      const health = await get(server, "/healthz");
+      expect([health.status, await health.text()]).toEqual([200, '{"detail":"OK"}']);
+      const ready = await get(server, "/readyz");
+      expect([ready.status, await ready.text()]).toEqual([503, '{"detail":"DATABASE_UNAVAILABLE"}']);
+      const api = await fetch(server.url + JAN, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "unreachable-1" } });
+      expect([api.status, await api.text()]).toEqual([503, '{"detail":"DATABASE_UNAVAILABLE"}']);
+      const line = await server.waitForLine((l) => l.request_id === "unreachable-1");
+      expect(line).toMatchObject({ level: "error", msg: "request", status: 503, key: fingerprint(KEY), error_code: "ECONNREFUSED" });
+      expect(typeof line.error).toBe("string");
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("one JSON line per request with exactly: time, level, msg, request id, method, path, status, duration, rows, key", async () => {
+    const KEY = "log-fields-key-a0b1";
+    const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
+    try {
+      await (await fetch(server.url + JAN, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "fields-1" } })).text();
+      await (await fetch(server.url + "/healthz", { headers: { "x-request-id": "fields-2" } })).text();
+      const line = await server.waitForLine((l) => l.request_id === "fields-1");
+      expect(line).toEqual({
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        level: "info",
+        msg: "request",
+        request_id: "fields-1",
+        method: "GET",
+        path: "/external/v1/product-costs",
+        status: 200,
+        duration_ms: expect.any(Number),
+        rows: 6,
+        key: fingerprint(KEY),
+      });
+      expect(Object.keys(await server.waitForLine((l) => l.request_id === "fields-2")).sort()).toEqual(
+        ["duration_ms", "level", "method", "msg", "path", "request_id", "status", "time"],
+      );
+      expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({
+        level: "info",
+        version: expect.stringMatching(/^\d+\.\d+\.\d+$/),
+        commit: expect.any(String),
+        url: server.url + "/",
+        api_keys: 1,
+        key_fingerprints: [fingerprint(KEY)],
+      });
+      expect(await server.stop("SIGINT")).toBe(0);
+      expect(server.lines.slice(-2)).toEqual([
+        { time: expect.any(String), level: "info", msg: "shutting down", signal: "SIGINT", in_flight: 0 },
+        { time: expect.any(String), level: "info", msg: "stopped" },
+      ]);
+      expect(server.stderr()).toBe("");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("LOG_FORMAT=pretty writes readable lines for a terminal", async () => {
+    const server = await startBinary(bin.path, { ...NO_DATABASE, LOG_FORMAT: "pretty" }, [], bin.dir, {
+      ready: (l) => typeof l.raw === "string" && / INFO {2}listening /.test(l.raw),
+      url: (l) => /url=(\S+)/.exec(String(l.raw))![1]!,
+    });
+    try {
+      await (await fetch(server.url + "/healthz", { headers: { "x-request-id": "pretty-1" } })).text();
+      const line = String((await server.waitForLine((l) => String(l.raw).includes("request_id=pretty-1"))).raw);
+      expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}request request_id=pretty-1 method=GET path=\/healthz status=200 duration_ms=[\d.]+$/);
+      expect(server.lines.every((l) => typeof l.raw === "string")).toBe(true); // no JSON at all
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("LOG_LEVEL=warn drops the info lines (requests that went well, start, stop) and keeps warnings and errors", async () => {
+    // No line carries the URL at this level, so the port is chosen here.
+    const port = freePort();
+    const server = await startBinary(bin.path, { ...NO_DATABASE, LOG_LEVEL: "warn" }, ["--port", String(port)], bin.dir, {
+      ready: (l) => String(l.msg).startsWith("no API key configured"),
+      url: () => `http://127.0.0.1:${port}`,
+    });
+    try {
+      expect((await fetch(server.url + "/healthz")).status).toBe(200);
+      expect((await fetch(server.url + JAN, { headers: { "x-request-id": "warn-1" } })).status).toBe(503);
+      await server.waitForLine((l) => l.request_id === "warn-1");
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    expect(server.lines.map((l) => [l.level, l.msg])).toEqual([
+      ["warn", "no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED"],
+      ["error", "request"],
+    ]);
+  });
+});
+
+/** A port nothing listens on right now (the kernel's choice for a socket opened and closed at once). */
+function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+describe("systemd", () => {
+  test("systemd-unit prints a hardened unit for this executable that systemd-analyze accepts", async () => {
+    const r = run(["systemd-unit"]);
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    const lines = r.stdout.split("\n");
+    for (const line of [
+      `ExecStart=${bin.path} serve`,
+      "ExecReload=/bin/kill -HUP $MAINPID",
+      "EnvironmentFile=/etc/product-cost-export/env",
+      "LoadCredential=product-cost-api-keys:/etc/product-cost-export/api-keys",
+      "DynamicUser=yes",
+      "ProtectSystem=strict",
+      "NoNewPrivileges=yes",
+      "Restart=on-failure",
+      "RestartPreventExitStatus=2",
+      "CapabilityBoundingSet=",
+      "WantedBy=multi-user.target",
+    ]) {
+      expect(lines).toContain(line);
+    }
+    if (!Bun.which("systemd-analyze")) return; // the lines above are the check where systemd is absent
+    const unit = join(work, "product-cost-export.service");
+    writeFileSync(unit, r.stdout);
+    const verify = Bun.spawnSync(["systemd-analyze", "verify", unit], { stdout: "pipe", stderr: "pipe" });
+    // verify exits 0 even for unknown keys or bad values, which it only reports on stderr.
+    expect([verify.exitCode, verify.stderr.toString()]).toEqual([0, ""]);
+    const security = Bun.spawnSync(["systemd-analyze", "security", "--offline=true", "--threshold=20", unit], { stdout: "pipe", stderr: "pipe" });
+    const exposure = /Overall exposure level for \S+: ([\d.]+)/.exec(security.stdout.toString())?.[1];
+    expect([security.exitCode, Number(exposure) <= 2]).toEqual([0, true]);
+  });
+
+  test("systemd-unit takes no flags (settings belong in the environment file)", () => {
+    expect(run(["systemd-unit", "--port", "80"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "product-cost-export: systemd-unit takes no flags: settings go in /etc/product-cost-export/env\n",
+    });
+  });
+});
+
+// Holding a request in flight needs a second session on the same database that can lock
+// the tables the query reads: a real PostgreSQL (CI sets TEST_DATABASE_URL).
+if (HAS_POSTGRESQL) {
+  /** Locks every table the service reads, so its query waits; resolves once the lock is held. */
+  async function lockTables(admin: Sql): Promise<() => Promise<void>> {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const held = new Promise<void>((r) => (locked = r));
+    const transaction = admin.begin(async (tx) => {
+      const tables = await tx<{ name: string }[]>`
+        select format('%I.%I', schemaname, tablename) as name from pg_tables
+        where schemaname = current_schema() and tablename <> 'schema_migrations'`;
+      await tx.unsafe(`lock table ${tables.map((t) => t.name).join(", ")} in access exclusive mode`);
+      locked();
+      await released;
+    });
+    await Promise.race([held, transaction]);
+    return async () => {
+      release();
+      await transaction;
+    };
+  }
+
+  /** Resolves once the service has a query waiting on a lock: its request is in flight. */
+  async function waitingQueries(admin: Sql, count: number): Promise<void> {
+    await until(`${count} service queries waiting on the lock`, async () => {
+      const [row] = await admin<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and application_name = 'product-cost-export' and wait_event_type = 'Lock'`;
+      return row!.n >= count;
+    });
+  }
+
+  describe("with a request in flight (PostgreSQL)", () => {
+    let admin: Sql;
+    beforeAll(async () => {
+      admin = (await testDatabase()).admin;
+    });
+
+    test("SIGTERM stops accepting, finishes the request in flight, closes the pool and exits 0", async () => {
+      const KEY = "drain-key-6c2d";
+      const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
+      const release = await lockTables(admin);
+      let inFlight: Promise<[number, string]> | undefined;
+      try {
+        inFlight = fetch(server.url + JAN, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "in-flight-1" } }).then(
+          async (r) => [r.status, await r.text()] as [number, string],
+        );
+        await waitingQueries(admin, 1);
+        server.proc.kill("SIGTERM");
+        expect(await server.waitForLine((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM", in_flight: 1 });
+        await until("new connections refused", () =>
+          fetch(server.url + "/healthz").then(() => false, (e: { code?: string }) => e.code === "ECONNREFUSED"),
+        );
+        expect(server.proc.exitCode).toBeNull(); // still draining
+      } finally {
+        await release();
+      }
+      expect(await inFlight).toEqual([200, JANUARY_NORMAL]);
+      expect(await server.proc.exited).toBe(0);
+      const messages = server.lines.map((l) => l.request_id ?? l.msg);
+      expect(messages.slice(messages.indexOf("shutting down"))).toEqual(["shutting down", "in-flight-1", "stopped"]);
+      expect(server.stderr()).toBe("");
+    });
+
+    test("a request that outlasts SHUTDOWN_TIMEOUT_MS is cut, and the process still exits 0", async () => {
+      const KEY = "drain-timeout-key-1e9b";
+      const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS: KEY, SHUTDOWN_TIMEOUT_MS: "200" }, [], bin.dir);
+      const release = await lockTables(admin);
+      try {
+        const inFlight = fetch(server.url + JAN, { headers: { authorization: `Bearer ${KEY}` } }).then(
+          (r) => r.text().then(() => "answered"),
+          () => "cut",
+        );
+        await waitingQueries(admin, 1);
+        server.proc.kill("SIGTERM");
+        expect(await server.waitForLine((l) => l.msg === "shutdown timeout reached, closing the remaining connections")).toMatchObject({
+          level: "warn",
+          in_flight: 1,
+        });
+        expect(await server.proc.exited).toBe(0);
+        expect(await inFlight).toBe("cut");
+      } finally {
+        await release();
+      }
+    });
+
+    test("SIGHUP removes a key while a request admitted with it is in flight: that request completes, new ones get 401", async () => {
+      const OLD = "inflight-old-key-8d3a";
+      const NEW = "inflight-new-key-2f6b";
+      const file = join(work, "inflight-keys");
+      writeFileSync(file, `${OLD}\n`);
+      const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS_FILE: file }, [], bin.dir);
+      try {
+        const release = await lockTables(admin);
+        let inFlight: Promise<[number, string]>;
+        try {
+          inFlight = fetch(server.url + JAN, { headers: { authorization: `Bearer ${OLD}` } }).then(
+            async (r) => [r.status, await r.text()] as [number, string],
+          );
+          await waitingQueries(admin, 1);
+          writeFileSync(file, `${NEW}\n`);
+          server.proc.kill("SIGHUP");
+          await server.waitForLine((l) => l.msg === "api keys reloaded");
+          expect((await get(server, JAN, OLD)).status).toBe(401);
+        } finally {
+          await release();
+        }
+        expect(await inFlight).toEqual([200, JANUARY_NORMAL]);
+        expect((await get(server, JAN, NEW)).status).toBe(200);
+      } finally {
+        expect(await server.stop()).toBe(0);
+      }
+    });
+
+    test("/readyz answers 503 MIGRATIONS_PENDING on an empty database, and READY once `migrate` has run", async () => {
+      const name = `pce_ops_empty_${process.pid}`;
+      const serverSql = (await import("postgres")).default(SERVER_URL, { max: 1, onnotice: () => {} });
+      await serverSql.unsafe(`drop database if exists ${name}`);
+      await serverSql.unsafe(`create database ${name}`);
+      const url = new URL(SERVER_URL);
+      url.pathname = "/" + name;
+      const server = await startBinary(bin.path, { DATABASE_URL: url.toString() }, [], bin.dir);
+      try {
+        const before = await get(server, "/readyz");
+        expect([before.status, await before.text()]).toEqual([503, '{"detail":"MIGRATIONS_PENDING"}']);
+        expect(run(["migrate"], { DATABASE_URL: url.toString() }).code).toBe(0);
+        const after = await get(server, "/readyz");
+        expect([after.status, await after.text()]).toEqual([200, '{"detail":"READY"}']);
+      } finally {
+        expect(await server.stop()).toBe(0);
+        await serverSql.unsafe(`drop database if exists ${name} with (force)`);
+        await serverSql.end();
+      }
+    });
+  });
+}
