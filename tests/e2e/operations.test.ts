@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Sql } from "../../src/db/client.ts";
 import { JANUARY_NORMAL } from "../http/fixture.ts";
 import { HAS_POSTGRESQL } from "../support/backends.ts";
@@ -14,6 +14,7 @@ import { cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type Running
 import { SERVER_URL, testDatabase } from "../support/database.ts";
 
 const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
+const READ_ONLY_ROLE_SQL = resolve(import.meta.dir, "../../deploy/read-only-role.sql");
 /** Nothing listens on port 1: the service starts (it connects lazily) and finds its database unreachable. */
 const NO_DATABASE = { DATABASE_URL: "postgres://postgres@127.0.0.1:1/nowhere" };
 
@@ -425,7 +426,8 @@ describe("systemd", () => {
 });
 
 // Holding a request in flight needs a second session on the same database that can lock
-// the tables the query reads: a real PostgreSQL (CI sets TEST_DATABASE_URL).
+// the tables the query reads, and roles and empty databases need a server: a real
+// PostgreSQL (CI sets TEST_DATABASE_URL).
 if (HAS_POSTGRESQL) {
   /** Locks every table the service reads, so its query waits; resolves once the lock is held. */
   async function lockTables(admin: Sql): Promise<() => Promise<void>> {
@@ -458,7 +460,7 @@ if (HAS_POSTGRESQL) {
     });
   }
 
-  describe("with a request in flight (PostgreSQL)", () => {
+  describe("against a real PostgreSQL", () => {
     let admin: Sql;
     beforeAll(async () => {
       admin = (await testDatabase()).admin;
@@ -537,6 +539,38 @@ if (HAS_POSTGRESQL) {
         expect((await get(server, JAN, NEW)).status).toBe(200);
       } finally {
         expect(await server.stop()).toBe(0);
+      }
+    });
+
+    test("the role made by deploy/read-only-role.sql serves the API and /readyz, and cannot write", async () => {
+      const KEY = "read-only-role-key-5a0c";
+      const role = `pce_ro_${process.pid}`;
+      const db = await testDatabase();
+      const psql = Bun.spawnSync(["psql", "-X", "-q", db.url, "-v", `role=${role}`, "-v", "password=ro-secret-1", "-f", READ_ONLY_ROLE_SQL], {
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      expect([psql.exitCode, psql.stderr.toString()]).toEqual([0, ""]);
+      const url = new URL(db.url);
+      url.username = role;
+      url.password = "ro-secret-1";
+      const asRole = (await import("postgres")).default(url.toString(), { max: 1, onnotice: () => {} });
+      const server = await startBinary(bin.path, { DATABASE_URL: url.toString(), PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
+      try {
+        const res = await get(server, JAN, KEY);
+        expect([res.status, await res.text()]).toEqual([200, JANUARY_NORMAL]);
+        const ready = await get(server, "/readyz");
+        expect([ready.status, await ready.text()]).toEqual([200, '{"detail":"READY"}']);
+        const code = (p: Promise<unknown>) => p.then(() => "ok", (e: { code?: string }) => e.code);
+        expect(await code(asRole`insert into products (product_id) values (-1)`)).toBe("25006"); // read-only transaction
+        expect(await code(asRole.begin("read write", (tx) => tx`insert into products (product_id) values (-1)`))).toBe("42501"); // no privilege
+        expect(await code(asRole`create table pce_ro_probe (x int)`)).toBe("25006");
+        expect(everything(server)).not.toContain("ro-secret-1"); // the URL is logged without its password
+      } finally {
+        expect(await server.stop()).toBe(0);
+        await asRole.end();
+        await db.admin.unsafe(`drop owned by ${role}`);
+        await db.admin.unsafe(`drop role ${role}`);
       }
     });
 
