@@ -113,8 +113,13 @@ async function openOnce(sql: Sql, q: ProductCostQuery, options: ReadOptions): Pr
       query.cancel();
       await settleWithin(inFlight, CANCEL_SETTLE_MS);
     }
-    // Closes the portal (ends its transaction) when the cursor is suspended; a no-op otherwise.
-    await Promise.resolve(iterator.return?.(undefined)).catch(() => {});
+    // Closes the portal (ends its transaction) when the cursor is suspended on a live
+    // connection. Not once the query is inactive (ended, failed, or its connection died):
+    // postgres.js would then write the Close to a socket it already dropped, and throw
+    // from a timer, where nothing can catch it.
+    if ((query as unknown as { active?: boolean }).active) {
+      await Promise.resolve(iterator.return?.(undefined)).catch(() => {});
+    }
   };
 
   const timers: ReturnType<typeof setTimeout>[] = [];

@@ -49,13 +49,13 @@ const lastLog = async (app: TestApp) => {
 beforeAll(async () => {
   db = await testDatabase();
   await loadFixture(db.admin, PRODUCTS, DAILY);
-  await addManyRows(db.admin, 60_000);
-});
+  await addManyRows(db.admin, 30_000);
+}, 60_000);
 
 afterAll(async () => {
   servers.forEach((s) => s.stop());
-  await Promise.all(pools.map((p) => p.end({ timeout: 5 })));
-});
+  await Promise.all(pools.map((p) => p.end({ timeout: 2 })));
+}, 30_000);
 
 describe("statement timeout", () => {
   test("a statement over STATEMENT_TIMEOUT_MS answers 503 DATABASE_UNAVAILABLE and PostgreSQL cancels it", async () => {
