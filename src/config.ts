@@ -63,6 +63,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     choices: ["debug", "info", "warn", "error"], help: "Least severe log level written." },
   { key: "logFormat", env: "LOG_FORMAT", flag: "log-format", kind: "enum", default: "json",
     choices: ["json", "pretty"], help: "json: one JSON object per line; pretty: readable text for a terminal." },
+  { key: "metricsEnabled", env: "METRICS_ENABLED", flag: "metrics-enabled", kind: "bool", default: true,
+    help: "Serve GET /metrics (Prometheus text format, no key: restrict it at the network). false: /metrics answers 404." },
 ];
 
 export interface Config {
@@ -86,6 +88,7 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly logFormat: "json" | "pretty";
+  readonly metricsEnabled: boolean;
   /** systemd's LoadCredential= directory, if the service runs under systemd. */
   readonly credentialsDirectory: string | undefined;
 }

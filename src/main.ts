@@ -15,6 +15,7 @@ import { createRateLimiter } from "./http/rate-limit.ts";
 import { listen } from "./http/server.ts";
 import { runLoadCsv } from "./load/command.ts";
 import { createLogger, type Logger } from "./log.ts";
+import { createServiceMetrics } from "./metrics/service-metrics.ts";
 import { reloadOnSighup, tlsDigest } from "./reload.ts";
 import { installPath, systemdUnit } from "./systemd-unit.ts";
 import { COMMIT, VERSION } from "./version.ts";
@@ -25,6 +26,7 @@ type Command = (typeof COMMANDS)[number];
 async function serve(config: Config, logger: Logger): Promise<void> {
   let keys: ApiKeyRing = loadKeyRing(config);
   const db = await openDatabase(config, true);
+  const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
   const app = createApp({
     keys: () => keys,
     sql: db.sql,
@@ -40,9 +42,10 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       requestTimeoutMs: config.requestTimeoutMs,
     }),
     ...(config.rateLimitPerMinute > 0 ? { rateLimiter: createRateLimiter(config.rateLimitPerMinute) } : {}),
+    metrics,
   });
   const tlsServed = tlsDigest(config);
-  const server = listen(config, createHandler(app, logger));
+  const server = listen(config, createHandler(app, logger, metrics?.observer(app.routes)));
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
   process.on("SIGHUP", () => reloadOnSighup({ config, logger, tlsServed, setKeys: (next) => (keys = next) }));
 

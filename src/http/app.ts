@@ -19,6 +19,8 @@ import {
   RequestValidationError,
 } from "./errors.ts";
 import type { RateLimiter } from "./rate-limit.ts";
+import type { ServiceMetrics } from "../metrics/service-metrics.ts";
+import { metricsRoute } from "./metrics-route.ts";
 import { contextOf } from "./request-context.ts";
 import { detailResponse } from "./responses.ts";
 import { rowsResponse } from "./rows-response.ts";
@@ -43,10 +45,16 @@ export interface AppDeps {
   rateLimiter?: RateLimiter;
   /** Deadline for getting a database connection at all. */
   connectTimeoutMs?: number;
+  /** Serves GET /metrics and is fed by the handler; no /metrics route when absent (METRICS_ENABLED=false). */
+  metrics?: ServiceMetrics;
 }
 
 export function createApp(deps: AppDeps) {
   const admission = deps.admission ?? createAdmission(ADMISSION_DEFAULTS);
+  deps.metrics?.trackPool(() => {
+    const { running, queued } = admission.stats();
+    return { inUse: running, waiting: queued, max: deps.sql.options.max };
+  });
   const productCosts = new Elysia()
     // `derive` runs before Elysia's query check, so an unauthenticated caller learns nothing about validation.
     .derive(({ request }) => {
@@ -98,6 +106,7 @@ export function createApp(deps: AppDeps) {
   return new Elysia()
     .onError(createErrorHandler(deps.logger))
     .use(apiDocs())
+    .use(metricsRoute(deps.metrics))
     .get("/healthz", () => detailResponse(200, "OK"), { detail: { hide: true } })
     .get(
       "/readyz",

@@ -12,7 +12,10 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export type FetchHandler = (request: Request) => Promise<Response>;
 
-export function createHandler(app: App, logger: Logger): FetchHandler {
+/** Called once per request when its body is done; `seconds` is the same duration the log line shows. */
+export type RequestObserver = (o: { request: Request; response: Response; context: RequestContext; seconds: number }) => void;
+
+export function createHandler(app: App, logger: Logger, observe?: RequestObserver): FetchHandler {
   return async (arrived) => {
     const request = routable(arrived);
     const incoming = request.headers.get("x-request-id");
@@ -24,19 +27,23 @@ export function createHandler(app: App, logger: Logger): FetchHandler {
     const response = oversizedRequest(request) ?? (await app.handle(request));
     response.headers.set("x-request-id", context.id);
     const done = context.bodyDone ?? Promise.resolve();
-    void done.then(() => logRequest(logger, request, response.status, context));
+    void done.then(() => {
+      const seconds = (performance.now() - context.startedAt) / 1000;
+      logRequest(logger, request, response.status, context, seconds);
+      observe?.({ request, response, context, seconds });
+    });
     return response;
   };
 }
 
-function logRequest(logger: Logger, request: Request, status: number, context: RequestContext): void {
+function logRequest(logger: Logger, request: Request, status: number, context: RequestContext, seconds: number): void {
   const url = new URL(request.url);
   const fields: Record<string, unknown> = {
     request_id: context.id,
     method: request.method,
     path: url.pathname,
     status,
-    duration_ms: Math.round((performance.now() - context.startedAt) * 10) / 10,
+    duration_ms: Math.round(seconds * 10000) / 10,
   };
   if (context.rows !== undefined) fields.rows = context.rows;
   if (context.keyFingerprint) fields.key = context.keyFingerprint;

@@ -54,3 +54,13 @@ export const body = (...ids: number[]) => "[" + ids.map((id) => JANUARY[id]).joi
 export const JANUARY_NORMAL = body(2, 1, 5, 8, 3, 7);
 export const JANUARY_ALL = body(2, 1, 4, 5, 8, 3, 7);
 export const JANUARY_SAMPLE = body(4);
+
+/** January 2024, segment normal, as CSV (Accept: text/csv): the rows of JANUARY_NORMAL in the same order. */
+export const JANUARY_NORMAL_CSV =
+  "erp_product_id,erp_sku,product_name,purchase_cost_usd,inbound_freight_usd,shipping_to_customer_usd,warehouse_fees_usd\r\n" +
+  "1002,SKU-A,Alpha,,,,\r\n" +
+  "1001,SKU-B,Bravo,10.75,0,,1.250001\r\n" +
+  "9223372036854775807,SKU-MAX,Huge id,199999999999999.999998,0.3,,\r\n" +
+  '1008,sku-lower,"Ünïcødé ""quoted""",1,,,\r\n' +
+  ",,Unmapped one,5,,,\r\n" +
+  ",,Unmapped two,,,,-2.5\r\n";

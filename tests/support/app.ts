@@ -8,6 +8,7 @@ import { createApp } from "../../src/http/app.ts";
 import { createHandler, type FetchHandler } from "../../src/http/handler.ts";
 import type { RateLimiter } from "../../src/http/rate-limit.ts";
 import { memoryLogger } from "../../src/log.ts";
+import type { ServiceMetrics } from "../../src/metrics/service-metrics.ts";
 
 export const KEY = "test-key-0123456789abcdef";
 export const OTHER_KEY = "second-key-fedcba9876543210";
@@ -32,6 +33,8 @@ export interface TestAppOptions {
   connectTimeoutMs?: number;
   admission?: Admission;
   rateLimiter?: RateLimiter;
+  /** Serves /metrics and records every request, as in the executable. */
+  metrics?: ServiceMetrics;
 }
 
 export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
@@ -48,8 +51,9 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     connectTimeoutMs: options.connectTimeoutMs,
     admission: options.admission,
     rateLimiter: options.rateLimiter,
+    metrics: options.metrics,
   });
-  const handle = createHandler(app, logger);
+  const handle = createHandler(app, logger, options.metrics?.observer(app.routes));
   return {
     handle,
     logs: logger.lines,

@@ -1,0 +1,122 @@
+// The service's metrics: what each request did (by route template, never by raw path, so
+// a scan of random URLs adds one series, not thousands), how long it took, how many rows
+// went out, how the database pool is used and why database reads failed. Labels carry no
+// key, fingerprint, query string or URL: nothing a scrape could leak.
+
+import { DATABASE_ERROR_KINDS, databaseErrorKind } from "../db/error-kind.ts";
+import type { RequestContext } from "../http/request-context.ts";
+import { Registry } from "./registry.ts";
+
+const PREFIX = "product_cost_export_";
+
+/** Seconds; from a health check to a large export on a slow database. */
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+
+/** The route label of a path that matched no route. */
+export const UNMATCHED_ROUTE = "unmatched";
+
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
+export interface RequestObservation {
+  request: Request;
+  response: Response;
+  context: RequestContext;
+  /** From the request's arrival to the last byte of its body (or the failure). */
+  seconds: number;
+}
+
+/**
+ * The database pool as the service uses it. postgres.js keeps its pool's state private, but
+ * every read passes admission control, which lets at most `max` (the pool size) run at once.
+ */
+export interface PoolState {
+  /** Reads running, each holding one connection. */
+  inUse: number;
+  /** Reads waiting for a connection. */
+  waiting: number;
+  max: number;
+}
+
+export interface ServiceMetrics {
+  /** The exposition text for GET /metrics. */
+  render(): string;
+  /** Where the pool gauges read from (the app's admission control). */
+  trackPool(read: () => PoolState): void;
+  /** Records finished requests; `routes` are the app's route templates (every other path is one label). */
+  observer(routes: readonly { path: string }[]): (observation: RequestObservation) => void;
+}
+
+export interface ServiceMetricsOptions {
+  version: string;
+  commit: string;
+}
+
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const end = url.slice(start).search(/[?#]/);
+  const path = end === -1 ? url.slice(start) : url.slice(start, start + end);
+  // Elysia serves /docs/ as /docs: count them together.
+  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
+export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMetrics {
+  const registry = new Registry();
+  const startedAt = Date.now() / 1000;
+  let pool: () => PoolState = () => ({ inUse: 0, waiting: 0, max: 0 });
+
+  const requests = registry.counter(`${PREFIX}http_requests_total`, "HTTP requests answered, by method, route template and status.");
+  const duration = registry.histogram(
+    `${PREFIX}http_request_duration_seconds`,
+    "Time from a request's arrival to the last byte of its response body, by route template.",
+    DURATION_BUCKETS,
+  );
+  const rows = registry.counter(`${PREFIX}rows_served_total`, "Product cost rows written to response bodies, by format (json or csv).");
+  const dbErrors = registry.counter(`${PREFIX}database_errors_total`, "Requests that failed because of the database, by kind (timeout, unavailable, query).");
+  // Every series that can exist without a request label exists from the start, so rate() works at once.
+  for (const format of ["csv", "json"]) rows.inc({ format }, 0);
+  for (const kind of DATABASE_ERROR_KINDS) dbErrors.inc({ kind }, 0);
+  registry.gauge(
+    `${PREFIX}database_pool_connections`,
+    "Connections of the database pool held by reads (in_use) and free for the next read (idle: open or not yet opened).",
+    () => {
+      const p = pool();
+      return [
+        [{ state: "in_use" }, p.inUse],
+        [{ state: "idle" }, Math.max(0, p.max - p.inUse)],
+      ];
+    },
+  );
+  registry.gauge(`${PREFIX}database_pool_max`, "Size of the database pool.", () => [[{}, pool().max]]);
+  registry.gauge(`${PREFIX}database_pool_waiting`, "Reads waiting for a connection because every one is in use.", () => [[{}, pool().waiting]]);
+  registry.gauge(`${PREFIX}build_info`, "The running version and commit (always 1).", () => [[{ version: options.version, commit: options.commit }, 1]]);
+  registry.gauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.", () => [[{}, startedAt]]);
+  registry.gauge("process_resident_memory_bytes", "Resident memory size, in bytes.", () => [[{}, process.memoryUsage.rss()]]);
+  registry.counterOf("process_cpu_seconds_total", "User and system CPU time spent, in seconds.", () => {
+    const cpu = process.cpuUsage();
+    return [[{}, (cpu.user + cpu.system) / 1e6]];
+  });
+
+  return {
+    render: () => registry.render(),
+    trackPool(read) {
+      pool = read;
+    },
+    observer(routeList) {
+      const routes = new Set(routeList.map((r) => r.path));
+      return ({ request, response, context, seconds }) => {
+        const path = pathOf(request.url);
+        const route = routes.has(path) ? path : UNMATCHED_ROUTE;
+        const method = METHODS.has(request.method) ? request.method : "OTHER";
+        requests.inc({ method, route, status: String(response.status) });
+        duration.observe({ route }, seconds);
+        if (context.rows !== undefined) {
+          const format = response.headers.get("content-type")?.startsWith("text/csv") ? "csv" : "json";
+          rows.inc({ format }, context.rows);
+        }
+        const kind = context.error === undefined ? undefined : databaseErrorKind(context.error);
+        if (kind) dbErrors.inc({ kind });
+      };
+    },
+  };
+}

@@ -1,0 +1,206 @@
+// GET /metrics in process, over real databases: exact Prometheus lines for requests by
+// route template and status, latency, rows served, the pool and database errors; nothing
+// secret in any label; no /metrics at all when disabled.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { loadConfig } from "../../src/config.ts";
+import { createPool } from "../../src/db/client.ts";
+import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { backends, type BackendHandle } from "../support/backends.ts";
+import { KEY, testApp, type TestApp } from "../support/app.ts";
+import { loadFixture } from "../support/fixtures.ts";
+import { DAILY, PRODUCTS } from "./fixture.ts";
+
+const P = "product_cost_export_";
+const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
+
+/** The HELP, TYPE and sample lines of one metric family, as scraped. */
+function family(text: string, name: string): string[] {
+  const own = new Set([name, `${name}_bucket`, `${name}_sum`, `${name}_count`]);
+  return text.split("\n").filter((l) => l.startsWith(`# HELP ${name} `) || l.startsWith(`# TYPE ${name} `) || own.has(l.split(/[{ ]/)[0]!));
+}
+
+function samples(text: string, name: string): string[] {
+  return family(text, name).filter((l) => !l.startsWith("#"));
+}
+
+async function scrape(app: TestApp): Promise<{ status: number; type: string | null; text: string }> {
+  await Bun.sleep(0); // requests are recorded once their body is done, in a microtask: let those run
+  const res = await app.get("/metrics", {});
+  return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
+}
+
+describe.each(backends())("metrics on $name", (backend) => {
+  let db: BackendHandle;
+  beforeAll(async () => {
+    db = await backend.open();
+    await loadFixture(db.admin, PRODUCTS, DAILY);
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  const fresh = (options: Parameters<typeof testApp>[1] = {}): [TestApp, ServiceMetrics] => {
+    const metrics = createServiceMetrics({ version: "1.2.3", commit: "abc123" });
+    return [testApp(db.service, { ...options, metrics }), metrics];
+  };
+
+  test("/metrics is Prometheus text, needs no key, and declares every family from the start", async () => {
+    const [app] = fresh();
+    const { status, type, text } = await scrape(app);
+    expect({ status, type }).toEqual({ status: 200, type: "text/plain; version=0.0.4; charset=utf-8" });
+    expect(text.split("\n").filter((l) => l.startsWith("# TYPE "))).toEqual([
+      `# TYPE ${P}http_requests_total counter`,
+      `# TYPE ${P}http_request_duration_seconds histogram`,
+      `# TYPE ${P}rows_served_total counter`,
+      `# TYPE ${P}database_errors_total counter`,
+      `# TYPE ${P}database_pool_connections gauge`,
+      `# TYPE ${P}database_pool_max gauge`,
+      `# TYPE ${P}database_pool_waiting gauge`,
+      `# TYPE ${P}build_info gauge`,
+      "# TYPE process_start_time_seconds gauge",
+      "# TYPE process_resident_memory_bytes gauge",
+      "# TYPE process_cpu_seconds_total counter",
+    ]);
+    expect(samples(text, `${P}build_info`)).toEqual([`${P}build_info{version="1.2.3",commit="abc123"} 1`]);
+    expect(samples(text, `${P}rows_served_total`)).toEqual([`${P}rows_served_total{format="csv"} 0`, `${P}rows_served_total{format="json"} 0`]);
+    expect(text.endsWith("\n")).toBe(true);
+  });
+
+  test("counts requests by method, route template and status; every unknown path is one 'unmatched' series", async () => {
+    const [app] = fresh();
+    const auth = { authorization: `Bearer ${KEY}` };
+    for (const [path, headers] of [
+      [JAN, auth],
+      [JAN, { ...auth, accept: "text/csv" }],
+      [JAN, {}],
+      ["/external/v1/product-costs?month_from=bad&month_to=2024-01-31", auth],
+      ["/healthz", {}],
+      ["/healthz", {}],
+      ["/no/such/path", {}],
+      ["/another/unknown?x=1", {}],
+      ["/docs/", {}],
+    ] as const) {
+      await (await app.get(path, headers)).text();
+    }
+    await (await app.handle(new Request("http://localhost/healthz", { method: "POST" }))).text();
+    const { text } = await scrape(app);
+    expect(samples(text, `${P}http_requests_total`)).toEqual([
+      `${P}http_requests_total{method="GET",route="/docs",status="200"} 1`,
+      `${P}http_requests_total{method="GET",route="/external/v1/product-costs",status="200"} 2`,
+      `${P}http_requests_total{method="GET",route="/external/v1/product-costs",status="401"} 1`,
+      `${P}http_requests_total{method="GET",route="/external/v1/product-costs",status="422"} 1`,
+      `${P}http_requests_total{method="GET",route="/healthz",status="200"} 2`,
+      `${P}http_requests_total{method="GET",route="unmatched",status="404"} 2`,
+      `${P}http_requests_total{method="POST",route="/healthz",status="405"} 1`,
+    ]);
+  });
+
+  test("counts rows served by format", async () => {
+    const [app] = fresh();
+    await (await app.get(JAN)).text();
+    await (await app.get(JAN + "&segment=all", { authorization: `Bearer ${KEY}`, accept: "text/csv" })).text();
+    await (await app.get(JAN + "&segment=sample")).text();
+    const { text } = await scrape(app);
+    expect(samples(text, `${P}rows_served_total`)).toEqual([`${P}rows_served_total{format="csv"} 7`, `${P}rows_served_total{format="json"} 7`]);
+  });
+
+  test("records each request's latency in the histogram of its route", async () => {
+    const [app] = fresh();
+    for (let i = 0; i < 3; i++) await (await app.get(JAN)).text();
+    await (await app.get("/healthz", {})).text();
+    const { text } = await scrape(app);
+    const lines = samples(text, `${P}http_request_duration_seconds`);
+    const route = (r: string) => lines.filter((l) => l.includes(`route="${r}"`));
+    const api = route("/external/v1/product-costs");
+    expect(api.length).toBe(DURATION_BUCKETS.length + 3);
+    expect(api.slice(-3, -2)).toEqual([`${P}http_request_duration_seconds_bucket{route="/external/v1/product-costs",le="+Inf"} 3`]);
+    expect(api.at(-1)).toBe(`${P}http_request_duration_seconds_count{route="/external/v1/product-costs"} 3`);
+    expect(api.at(-2)).toMatch(new RegExp(`^${P}http_request_duration_seconds_sum\\{route="/external/v1/product-costs"\\} \\d`));
+    const counts = api.slice(0, DURATION_BUCKETS.length).map((l, i) => {
+      expect(l.startsWith(`${P}http_request_duration_seconds_bucket{route="/external/v1/product-costs",le="${DURATION_BUCKETS[i]}"} `)).toBe(true);
+      return Number(l.split(" ")[1]);
+    });
+    expect(counts).toEqual([...counts].sort((a, b) => a - b)); // cumulative
+    expect(route("/healthz").at(-1)).toBe(`${P}http_request_duration_seconds_count{route="/healthz"} 1`);
+  });
+
+  test("a streaming answer holds a pool connection until its body is read, then gives it back", async () => {
+    const [app] = fresh({ batchSize: 1 });
+    const max = db.service.options.max;
+    const pool = (inUse: number) => [
+      `${P}database_pool_connections{state="in_use"} ${inUse}`,
+      `${P}database_pool_connections{state="idle"} ${max - inUse}`,
+    ];
+    expect(samples((await scrape(app)).text, `${P}database_pool_connections`)).toEqual(pool(0));
+    const open = await app.get(JAN);
+    expect(open.status).toBe(200);
+    const during = (await scrape(app)).text;
+    expect(samples(during, `${P}database_pool_connections`)).toEqual(pool(1));
+    expect(samples(during, `${P}database_pool_max`)).toEqual([`${P}database_pool_max ${max}`]);
+    expect(samples(during, `${P}database_pool_waiting`)).toEqual([`${P}database_pool_waiting 0`]);
+    await open.text();
+    expect(samples((await scrape(app)).text, `${P}database_pool_connections`)).toEqual(pool(0));
+  });
+
+  test("no key, fingerprint, query string or request id ever appears in the metrics", async () => {
+    const [app] = fresh();
+    await (await app.get(`${JAN}&key=${KEY}`, { authorization: `Bearer ${KEY}`, "x-request-id": "rid-secret-1" })).text();
+    await (await app.get(`/${KEY}?api_key=${KEY}`, { authorization: `Bearer ${KEY}` })).text();
+    await (await app.get(`${JAN}`, { authorization: "Bearer wrong-key-77" })).text();
+    const { text } = await scrape(app);
+    const fingerprints = app.logs.map((l) => l.key).filter((k): k is string => typeof k === "string");
+    expect(fingerprints.length).toBeGreaterThan(0);
+    for (const secret of [KEY, "wrong-key-77", "rid-secret-1", "month_from", "api_key", ...fingerprints]) {
+      expect([secret, text.includes(secret)]).toEqual([secret, false]);
+    }
+  });
+});
+
+describe("database errors by kind", () => {
+  const servers: { stop(): void }[] = [];
+  afterAll(() => servers.forEach((s) => s.stop()));
+
+  const poolTo = (port: number) =>
+    createPool({ url: `postgres://svc:pw-in-url-9@127.0.0.1:${port}/x`, max: 1, connectTimeoutMs: 1000, statementTimeoutMs: 1000, readOnly: true, applicationName: "pce-tests" });
+
+  test("an unreachable database counts as unavailable, a silent one as timeout, and the URL's password is never shown", async () => {
+    // Nothing listens on a port just released: connection refused.
+    const gone = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const refusedPort = gone.port;
+    gone.stop(true);
+    // Accepts the connection and never answers: a hung server or a black-holing proxy.
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    servers.push(silent);
+
+    const metrics = createServiceMetrics({ version: "v", commit: "c" });
+    const refused = testApp(poolTo(refusedPort), { metrics });
+    const hung = testApp(poolTo(silent.port), { metrics, firstBatchTimeoutMs: 300, connectTimeoutMs: 300 });
+    const a = await refused.get(JAN);
+    const b = await hung.get(JAN);
+    expect([a.status, await a.text(), b.status, await b.text()]).toEqual([503, '{"detail":"DATABASE_UNAVAILABLE"}', 503, '{"detail":"DATABASE_UNAVAILABLE"}']);
+    const { text } = await scrape(refused);
+    expect(family(text, `${P}database_errors_total`)).toEqual([
+      `# HELP ${P}database_errors_total Requests that failed because of the database, by kind (timeout, unavailable, query).`,
+      `# TYPE ${P}database_errors_total counter`,
+      `${P}database_errors_total{kind="query"} 0`,
+      `${P}database_errors_total{kind="timeout"} 1`,
+      `${P}database_errors_total{kind="unavailable"} 1`,
+    ]);
+    expect(samples(text, `${P}http_requests_total`)).toEqual([`${P}http_requests_total{method="GET",route="/external/v1/product-costs",status="503"} 2`]);
+    expect(text).not.toContain("pw-in-url-9");
+  });
+});
+
+describe("METRICS_ENABLED", () => {
+  test("defaults to on, and false turns it off", () => {
+    expect(loadConfig([], {}).metricsEnabled).toBe(true);
+    expect(loadConfig([], { METRICS_ENABLED: "false" }).metricsEnabled).toBe(false);
+    expect(loadConfig(["--metrics-enabled=false"], {}).metricsEnabled).toBe(false);
+  });
+
+  test("without metrics the app has no /metrics route: 404 like any unknown path", async () => {
+    const app = testApp(undefined as never);
+    const res = await app.get("/metrics", {});
+    expect({ status: res.status, body: await res.text() }).toEqual({ status: 404, body: '{"detail":"Not Found"}' });
+  });
+});

@@ -1,0 +1,28 @@
+import { describe, expect, test } from "bun:test";
+import postgres from "postgres";
+import { databaseErrorKind } from "../../src/db/error-kind.ts";
+import { DatabaseDeadlineError } from "../../src/db/errors.ts";
+
+const pgError = (code: string) => new postgres.PostgresError({ code, message: `server said ${code}` } as never);
+const clientError = (code: string) => Object.assign(new Error(code), { code });
+
+describe("database failures are sorted into timeout, unavailable and query for /metrics", () => {
+  test.each([
+    [pgError("57014"), "timeout"],
+    [new DatabaseDeadlineError(100), "timeout"],
+    [clientError("CONNECT_TIMEOUT"), "timeout"],
+    [clientError("ECONNREFUSED"), "unavailable"],
+    [clientError("CONNECTION_CLOSED"), "unavailable"],
+    [pgError("57P01"), "unavailable"],
+    [pgError("08006"), "unavailable"],
+    [pgError("53300"), "unavailable"],
+    [pgError("42P01"), "query"],
+    [pgError("22008"), "query"],
+  ])("%p is %s", (err, kind) => {
+    expect(databaseErrorKind(err)).toBe(kind as never);
+  });
+
+  test.each([new Error("boom"), new RangeError("Invalid time value"), "a string", undefined, null])("%p is not a database error", (err) => {
+    expect(databaseErrorKind(err)).toBeUndefined();
+  });
+});
