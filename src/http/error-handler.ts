@@ -32,6 +32,21 @@ function pathOf(request: Request): string {
   return start === -1 ? "/" : url.slice(start, end === -1 ? undefined : end);
 }
 
+/**
+ * Starlette's redirect_slashes: a path that matches a route only once its trailing slash is
+ * removed gets 307 to that path (query kept, empty body), before any auth. Elysia would
+ * otherwise serve it as the route itself. Applied to the FastAPI-compatible endpoint.
+ */
+export function trailingSlashRedirect(request: Request): Response | null {
+  const path = pathOf(request);
+  if (path.length < 2 || !path.endsWith("/")) return null;
+  const stripped = path.replace(/\/+$/, "");
+  if (stripped !== "/external/v1/product-costs") return null;
+  const target = new URL(request.url);
+  target.pathname = stripped;
+  return new Response(null, { status: 307, headers: { location: target.toString() } });
+}
+
 export function routeNotMatched(request: Request): Response {
   const allow = ALLOWED_METHODS[pathOf(request)];
   if (allow) return detailResponse(405, "Method Not Allowed", { allow });

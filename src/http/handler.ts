@@ -4,6 +4,7 @@
 
 import { errorFields, type Logger } from "../log.ts";
 import type { App } from "./app.ts";
+import { trailingSlashRedirect } from "./error-handler.ts";
 import { attachContext, type RequestContext } from "./request-context.ts";
 import { oversizedRequest, routable } from "./request-guard.ts";
 
@@ -24,7 +25,7 @@ export function createHandler(app: App, logger: Logger, observe?: RequestObserve
       startedAt: performance.now(),
     };
     attachContext(request, context);
-    const response = oversizedRequest(request) ?? (await app.handle(request));
+    const response = oversizedRequest(request) ?? trailingSlashRedirect(request) ?? (await app.handle(request));
     response.headers.set("x-request-id", context.id);
     const done = context.bodyDone ?? Promise.resolve();
     void done.then(() => {

@@ -171,3 +171,14 @@ describe.each(backends())("error answers on $name", (backend) => {
     });
   });
 });
+
+describe("routing quirks kept from Starlette", () => {
+  test("a trailing slash on the endpoint redirects 307 to the path without it, query kept, before auth", async () => {
+    const { embeddedDatabase } = await import("../support/embedded.ts");
+    const app = testApp((await embeddedDatabase()).sql);
+    const r = await app.get(`${PATH}/?${OK_QUERY}&segment=all`, {});
+    expect([r.status, r.headers.get("location"), await r.text()]).toEqual([
+      307, `http://localhost${PATH}?${OK_QUERY}&segment=all`, "",
+    ]);
+  });
+});
