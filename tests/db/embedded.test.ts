@@ -27,7 +27,7 @@ describe("embedded database", () => {
     const db = await open({ readOnly: true });
     const error = await db.sql`insert into products (product_id) values (1)`.catch((e) => e);
     expect(error.code).toBe("25006");
-    expect(await db.sql`select count(*)::int as n from products`).toEqual([{ n: 0 }]);
+    expect(await db.sql`select count(*)::int as n from products`).toEqual([{ n: 0 }] as never);
   });
 
   test("in memory with demo data: a year of rows ending today, unmapped and sample products among them", async () => {
@@ -64,7 +64,7 @@ describe("embedded database", () => {
     const dir = mkdtempSync(join(tmpdir(), "pce-datadir-"));
     const first = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000 });
     expect(first.created).toBe(true);
-    expect(await first.sql`select count(*)::int as n from products`).toEqual([{ n: 0 }]);
+    expect(await first.sql`select count(*)::int as n from products`).toEqual([{ n: 0 }] as never);
     await loadFixture(first.sql, PRODUCTS, DAILY);
     await first.close();
     expect(readdirSync(dir).sort()).toEqual(["pgdata"]);
