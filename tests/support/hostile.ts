@@ -1,0 +1,149 @@
+// Generated hostile requests (fast-check) and the one contract every answer must keep:
+// never a 5xx, and a body that is JSON of a documented shape. Shared by the in-process
+// property test and the one against the compiled executable over raw sockets.
+
+import fc from "fast-check";
+import zlib from "node:zlib";
+
+export const PATH = "/external/v1/product-costs";
+
+export interface HostileRequest {
+  method: string;
+  /** The request target as sent: path and query, any bytes (latin1 string). */
+  target: string;
+  headers: [string, string][];
+}
+
+const hex = (b: number) => b.toString(16).padStart(2, "0").toUpperCase();
+
+/** Query text: valid dates, junk, percent-escapes of arbitrary bytes, broken escapes, huge values. */
+const queryValue: fc.Arbitrary<string> = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom("2024-01-01", "2024-01-31", "2024-1-1", "2024-02-30", "1704067200", "2024-01-01T00:00:00Z", "normal", "sample", "all", "") },
+  { weight: 3, arbitrary: fc.date({ min: new Date("1900-01-01"), max: new Date("2200-01-01"), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)) },
+  { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 40 }).map(encodeURIComponent) },
+  { weight: 2, arbitrary: fc.uint8Array({ maxLength: 24 }).map((bytes) => [...bytes].map((b) => "%" + hex(b)).join("")) },
+  { weight: 2, arbitrary: fc.constantFrom("%", "%zz", "%f", "%%", "%E2%82", "%FF%FE", "+", "++2024-01-01", "%00", "%0d%0a", "a=b=c", "%26segment%3Dall") },
+  { weight: 1, arbitrary: fc.integer({ min: 1000, max: 70_000 }).map((n) => "9".repeat(n)) },
+  { weight: 1, arbitrary: fc.string({ unit: fc.constantFrom("'", '"', ";", "-", "\\", "(", ")", "*", "/", "$", "1"), maxLength: 30 }).map(encodeURIComponent) },
+);
+
+const queryKey: fc.Arbitrary<string> = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom("month_from", "month_to", "segment") },
+  { weight: 2, arbitrary: fc.constantFrom("MONTH_FROM", "month_from[]", "month_from%00", "segment ", "", "__proto__", "constructor") },
+  { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 12 }).map(encodeURIComponent) },
+);
+
+const validDate = fc.date({ min: new Date("2023-06-01"), max: new Date("2024-06-30"), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+
+const junkQuery: fc.Arbitrary<string> = fc
+  .array(fc.tuple(queryKey, queryValue, fc.boolean()), { maxLength: 8 })
+  .map((pairs) => pairs.map(([k, v, withEq]) => (withEq || v ? `${k}=${v}` : k)).join("&"));
+
+// Half the queries are well formed (so the database path is exercised) with junk around them.
+const query: fc.Arbitrary<string> = fc.oneof(
+  junkQuery,
+  fc
+    .tuple(junkQuery, validDate, validDate, fc.constantFrom("", "&segment=all", "&segment=sample", "&segment=normal"), junkQuery)
+    .map(([before, a, b, segment, after]) => [before, `month_from=${a < b ? a : b}&month_to=${a < b ? b : a}${segment}`, after].filter(Boolean).join("&")),
+);
+
+const path: fc.Arbitrary<string> = fc.oneof(
+  { weight: 12, arbitrary: fc.constant(PATH) },
+  { weight: 1, arbitrary: fc.constantFrom("/healthz", "/readyz", "/", "/external/v1/product-costs/", "/external/v1/product-costs//", "/EXTERNAL/v1/product-costs", "/external/v1/product-costs%2F", "/external/v1/../v1/product-costs", "/external/v2/product-costs", "/external/v1/product-costs;x=1") },
+  { weight: 1, arbitrary: fc.array(fc.string({ unit: "grapheme-ascii", maxLength: 8 }).map(encodeURIComponent), { maxLength: 4 }).map((s) => "/x/" + s.join("/")) },
+);
+
+/** Header values are bytes: Latin-1 without CR, LF and NUL (what can be sent at all). */
+const headerText = (maxLength: number) =>
+  fc.string({ unit: fc.integer({ min: 1, max: 255 }).filter((c) => c !== 10 && c !== 13).map((c) => String.fromCharCode(c)), maxLength });
+
+const authorization: fc.Arbitrary<string | null> = fc.oneof(
+  { weight: 8, arbitrary: fc.constant("Bearer ${KEY}") },
+  { weight: 1, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.constantFrom("bearer ${KEY}", "BEARER   ${KEY}  ", "Bearer", "Bearer ", "Basic ${KEY}", "${KEY}", "Bearer ${KEY}x", "Bearer ${KEY}, Bearer other") },
+  { weight: 1, arbitrary: headerText(60).map((t) => "Bearer " + t) },
+  { weight: 1, arbitrary: fc.integer({ min: 1000, max: 70_000 }).map((n) => "Bearer " + "k".repeat(n)) },
+);
+
+const oddHeader: fc.Arbitrary<[string, string]> = fc.oneof(
+  fc.tuple(fc.constantFrom("x-request-id", "accept", "accept-encoding", "content-type", "cookie", "x-forwarded-for", "origin", "range", "if-none-match", "expect"), headerText(80)),
+  fc.tuple(fc.constantFrom("accept"), fc.constantFrom("text/csv", "application/json", "*/*", "text/csv;q=0", "text/*, application/json;q=0.1", "")),
+  fc.tuple(fc.constantFrom("accept-encoding"), fc.constantFrom("gzip", "br", "br;q=0, gzip", "*", "identity;q=0", "zstd")),
+  fc.tuple(fc.stringMatching(/^x-[a-z0-9-]{1,20}$/), headerText(200)),
+  fc.tuple(fc.constant("x-huge"), fc.integer({ min: 1000, max: 70_000 }).map((n) => "h".repeat(n))),
+);
+
+export const METHODS_IN_PROCESS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "PROPFIND", "FOO", "get"];
+/** Methods fetch() refuses to build but a client can send on the wire. */
+export const METHODS_ON_THE_WIRE = [...METHODS_IN_PROCESS, "TRACE", "TRACK", "CONNECT", "M-SEARCH", "PRI"];
+
+export function hostileRequest(methods: readonly string[], key: string): fc.Arbitrary<HostileRequest> {
+  return fc
+    .record({
+      method: fc.oneof({ weight: 6, arbitrary: fc.constant("GET") }, { weight: 4, arbitrary: fc.constantFrom(...methods) }),
+      path,
+      query: fc.option(query, { freq: 8, nil: null }),
+      authorization,
+      extra: fc.array(oddHeader, { maxLength: 4 }),
+    })
+    .map(({ method, path, query, authorization, extra }) => {
+      const headers: [string, string][] = [];
+      if (authorization !== null) headers.push(["authorization", authorization.replaceAll("${KEY}", key)]);
+      headers.push(...extra);
+      return { method, target: path + (query === null ? "" : "?" + query), headers };
+    });
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+function decoded(answer: Answer): string {
+  const coding = answer.headers.get("content-encoding");
+  const bytes =
+    coding === "gzip" ? zlib.gunzipSync(answer.body) : coding === "br" ? zlib.brotliDecompressSync(answer.body) : Buffer.from(answer.body);
+  return new TextDecoder().decode(bytes);
+}
+
+const ROW_KEYS = "erp_product_id,erp_sku,product_name,purchase_cost_usd,inbound_freight_usd,shipping_to_customer_usd,warehouse_fees_usd";
+const isDetailItem = (x: unknown) =>
+  typeof x === "object" && x !== null && ["type", "loc", "msg", "input"].every((k) => k in x) && Object.keys(x).every((k) => ["type", "loc", "msg", "input", "ctx"].includes(k));
+
+/**
+ * The contract: a problem description, or null when the answer keeps it. `wire`: the answer
+ * came over HTTP, where a HEAD answer has no body (in process the app's body is still there).
+ */
+export function contractBreach(request: HostileRequest, answer: Answer, wire = false): string | null {
+  const { status } = answer;
+  if (status >= 500) return `status ${status}`;
+  if ((wire && request.method === "HEAD") || status === 307) {
+    return answer.body.length === 0 ? null : `${status} to ${request.method} with a body`;
+  }
+  if (request.method === "HEAD" && answer.body.length === 0) return null;
+  const type = answer.headers.get("content-type") ?? "";
+  const text = decoded(answer);
+  if (status === 200 && type.startsWith("text/csv")) {
+    return text.startsWith(ROW_KEYS + "\r\n") ? null : "CSV without its header line";
+  }
+  if (type !== "application/json") return `content-type ${JSON.stringify(type)} with status ${status}`;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return `status ${status} with a body that is not JSON`;
+  }
+  if (status === 200) {
+    if (Array.isArray(body)) {
+      return body.every((row) => Object.keys(row).join(",") === ROW_KEYS) ? null : "a row without the seven fields";
+    }
+    const detail = (body as { detail?: unknown }).detail;
+    return detail === "OK" || detail === "READY" ? null : "200 with an unexpected body";
+  }
+  if (typeof body !== "object" || body === null || Object.keys(body).join() !== "detail") return `status ${status} without {"detail": …}`;
+  const detail = (body as { detail: unknown }).detail;
+  if (typeof detail === "string") return null;
+  if (status === 422 && Array.isArray(detail) && detail.length > 0 && detail.every(isDetailItem)) return null;
+  return `status ${status} with detail ${JSON.stringify(detail).slice(0, 100)}`;
+}
