@@ -4,6 +4,7 @@
 
 import m0001 from "../../sql/migrations/0001_contract_tables.sql" with { type: "text" };
 import m0002 from "../../sql/migrations/0002_daily_costs_by_date.sql" with { type: "text" };
+import m0003 from "../../sql/migrations/0003_period_cost_rollup.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type { Sql } from "./client.ts";
 
@@ -16,6 +17,7 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: "0001", name: "contract_tables", sql: m0001 },
   { version: "0002", name: "daily_costs_by_date", sql: m0002 },
+  { version: "0003", name: "period_cost_rollup", sql: m0003 },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.
@@ -29,11 +31,17 @@ export class MigrationError extends Error {
   override name = "MigrationError";
 }
 
-/** Applies what is missing; returns the versions applied by this call. */
-export async function migrate(sql: Sql): Promise<string[]> {
+/**
+ * Applies what is missing; returns the versions applied by this call. `migrations` is for
+ * tests that need a database as an older release left it (a prefix of MIGRATIONS).
+ */
+export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS): Promise<string[]> {
   const applied: string[] = [];
   await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`;
+    // A migration may read every daily row (0003 builds the rollup from millions of them):
+    // the serving statement timeout is for requests, not for this.
+    await tx`set local statement_timeout = 0`;
     await tx`
       create table if not exists schema_migrations (
         version    text primary key,
@@ -43,7 +51,7 @@ export async function migrate(sql: Sql): Promise<string[]> {
       )`;
     const rows = await tx<{ version: string; checksum: string }[]>`select version, checksum from schema_migrations`;
     const done = new Map(rows.map((r) => [r.version, r.checksum]));
-    for (const m of MIGRATIONS) {
+    for (const m of migrations) {
       const sum = checksum(m.sql);
       const previous = done.get(m.version);
       if (previous !== undefined) {
