@@ -21,6 +21,7 @@ import {
 import type { RateLimiter } from "./rate-limit.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
+import { negotiateCompression } from "./compression.ts";
 import { contextOf } from "./request-context.ts";
 import { detailResponse } from "./responses.ts";
 import { rowsResponse } from "./rows-response.ts";
@@ -85,7 +86,7 @@ export function createApp(deps: AppDeps) {
             { batchSize: deps.batchSize ?? 2000, firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal },
           ),
         );
-        return rowsResponse(request, batches, contextOf(request), checked.params);
+        return negotiateCompression(request, rowsResponse(request, batches, contextOf(request), checked.params));
       },
       {
         query: ProductCostQuery,
