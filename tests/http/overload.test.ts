@@ -128,7 +128,7 @@ describe("per-key rate limit (RATE_LIMIT_PER_MINUTE)", () => {
     const app = testApp(sql, { rateLimiter: createRateLimiter(1) });
     expect((await answer(app.get(JAN))).status).toBe(200);
     expect((await answer(app.get(JAN))).status).toBe(429);
-    for (const headers of [{}, { authorization: "Bearer wrong" }, { authorization: `Basic ${KEY}` }]) {
+    for (const headers of [{}, { authorization: "Bearer wrong" }, { authorization: `Basic ${KEY}` }] as Record<string, string>[]) {
       expect(await answer(app.get(JAN, headers))).toEqual({ status: 401, retryAfter: null, body: '{"detail":"INVALID_API_KEY"}' });
     }
   });
