@@ -1,6 +1,7 @@
 // Helpers of the fault-injection tests: a real lock that makes the service's read wait, a
 // look at pg_stat_activity, the in-process handler behind a real socket, raw HTTP exchanges.
 
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import type { FetchHandler } from "../../src/http/handler.ts";
@@ -151,4 +152,29 @@ export async function addManyRows(admin: Sql, count: number): Promise<void> {
 /** A GET of the product-costs endpoint as raw HTTP/1.1 text. */
 export function rawGet(query: string, key: string, extraHeaders = ""): string {
   return `GET /external/v1/product-costs?${query} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n${extraHeaders}\r\n`;
+}
+
+/** Sends raw bytes on a new connection and returns everything received until the server closes. */
+export async function rawRoundTrip(port: number, bytes: Buffer, timeoutMs = 15000): Promise<Buffer> {
+  const socket = net.connect(port, "127.0.0.1");
+  const chunks: Buffer[] = [];
+  socket.on("data", (d: Buffer) => chunks.push(d));
+  const closed = new Promise<void>((resolve) => {
+    socket.on("close", () => resolve());
+    socket.on("error", () => resolve());
+  });
+  socket.write(bytes);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = await Promise.race([closed.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
+  clearTimeout(timer);
+  socket.destroy();
+  if (timedOut) throw new Error(`no close within ${timeoutMs} ms`);
+  return Buffer.concat(chunks);
+}
+
+/** Resident memory of a process in MiB, from /proc/<pid>/status. */
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (!m) throw new Error(`no VmRSS for ${pid}`);
+  return Number(m[1]) / 1024;
 }

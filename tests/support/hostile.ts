@@ -147,3 +147,42 @@ export function contractBreach(request: HostileRequest, answer: Answer, wire = f
   if (status === 422 && Array.isArray(detail) && detail.length > 0 && detail.every(isDetailItem)) return null;
   return `status ${status} with detail ${JSON.stringify(detail).slice(0, 100)}`;
 }
+
+/** Over the wire, some percent-escapes are sent as the raw bytes they stand for (spaces, controls, high bytes). */
+export function rawBytesVariant(target: string, seed: number): string {
+  if (seed % 4 !== 0) return target;
+  return target.replace(/%([0-9A-F]{2})/g, (m, h: string, i: number) => ((i + seed) % 2 === 0 ? String.fromCharCode(parseInt(h, 16)) : m));
+}
+
+export function serialize(r: HostileRequest): Buffer {
+  const head = [`${r.method} ${r.target} HTTP/1.1`, "Host: 127.0.0.1", ...r.headers.map(([k, v]) => `${k}: ${v}`), "Connection: close"];
+  return Buffer.from(head.join("\r\n") + "\r\n\r\n", "latin1");
+}
+
+/** Parses a whole HTTP/1.1 answer read until the server closed (chunked bodies decoded). */
+export function parseAnswer(raw: Buffer): Answer | null {
+  const split = raw.indexOf("\r\n\r\n");
+  if (split === -1) return null;
+  const lines = raw.subarray(0, split).toString("latin1").split("\r\n");
+  const status = Number(lines[0]!.split(" ")[1]);
+  const headers = new Headers();
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(":");
+    headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+  }
+  let body = raw.subarray(split + 4);
+  if (headers.get("transfer-encoding")?.includes("chunked")) {
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (;;) {
+      const eol = body.indexOf("\r\n", at);
+      if (eol === -1) return null; // cut short
+      const size = parseInt(body.subarray(at, eol).toString("latin1"), 16);
+      if (size === 0) break;
+      parts.push(body.subarray(eol + 2, eol + 2 + size));
+      at = eol + 2 + size + 2;
+    }
+    body = Buffer.concat(parts);
+  }
+  return { status, headers, body: new Uint8Array(body) };
+}
