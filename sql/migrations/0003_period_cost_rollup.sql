@@ -57,19 +57,17 @@ create aggregate cost_total(numeric) (sfunc = numeric_add, stype = numeric, init
 create function product_period_costs_sync() returns trigger
   language plpgsql security definer set search_path from current
 as $fn$
+-- The same statement three times, once per event, over the transition tables that event
+-- has: static SQL, so PL/pgSQL plans it once per session. (One dynamic statement would
+-- read better, but planning it on every call made a one-row INSERT cost 0.8 ms instead
+-- of 0.13 ms.) The rows the statement changed count +1 (added) and -1 (removed).
 declare
-  -- The rows this statement changed, as +1 (added) and -1 (removed), from the transition
-  -- tables the triggers below declare.
-  changes constant text := case tg_op
-    when 'INSERT' then 'select 1 as sign, * from new_rows'
-    when 'DELETE' then 'select -1 as sign, * from old_rows'
-    else 'select 1 as sign, * from new_rows union all select -1, * from old_rows'
-  end;
   emptied_periods text[];
   emptied_starts date[];
   emptied_products bigint[];
 begin
-  execute format($sql$
+  if tg_op = 'INSERT' then
+    -- Only additions: no period can drop to 0 rows.
     with months as (
       select
         date_trunc('month', c.cost_date::timestamp)::date            as month_start,
@@ -83,7 +81,56 @@ begin
         sum(c.sign * (c.shipping_to_customer_usd is not null)::int) as shipping_to_customer_usd_count,
         coalesce(sum(c.sign * c.warehouse_fees_usd), 0)              as warehouse_fees_usd_sum,
         sum(c.sign * (c.warehouse_fees_usd is not null)::int)       as warehouse_fees_usd_count
-      from (%s) c
+      from (select 1 as sign, * from new_rows) c
+      group by 1, 2
+    ),
+    delta as (
+      -- Each month's change, added to its month, its quarter and its year.
+      select
+        l.period, date_trunc(l.period, m.month_start::timestamp)::date as period_start, m.product_id,
+        sum(m.row_count) as row_count,
+        sum(m.purchase_cost_usd_sum) as purchase_cost_usd_sum,               sum(m.purchase_cost_usd_count) as purchase_cost_usd_count,
+        sum(m.inbound_freight_usd_sum) as inbound_freight_usd_sum,           sum(m.inbound_freight_usd_count) as inbound_freight_usd_count,
+        sum(m.shipping_to_customer_usd_sum) as shipping_to_customer_usd_sum, sum(m.shipping_to_customer_usd_count) as shipping_to_customer_usd_count,
+        sum(m.warehouse_fees_usd_sum) as warehouse_fees_usd_sum,             sum(m.warehouse_fees_usd_count) as warehouse_fees_usd_count
+      from months m cross join (values ('month'), ('quarter'), ('year')) as l(period)
+      group by 1, 2, 3
+    )
+    insert into product_period_costs as r
+    select * from delta
+    -- An UPDATE that rewrote equal values changes nothing: skip it (no row lock taken).
+    where row_count <> 0
+       or purchase_cost_usd_sum <> 0 or purchase_cost_usd_count <> 0
+       or inbound_freight_usd_sum <> 0 or inbound_freight_usd_count <> 0
+       or shipping_to_customer_usd_sum <> 0 or shipping_to_customer_usd_count <> 0
+       or warehouse_fees_usd_sum <> 0 or warehouse_fees_usd_count <> 0
+    order by period, period_start, product_id
+    on conflict (period, period_start, product_id) do update set
+      row_count                      = r.row_count                      + excluded.row_count,
+      purchase_cost_usd_sum          = r.purchase_cost_usd_sum          + excluded.purchase_cost_usd_sum,
+      purchase_cost_usd_count        = r.purchase_cost_usd_count        + excluded.purchase_cost_usd_count,
+      inbound_freight_usd_sum        = r.inbound_freight_usd_sum        + excluded.inbound_freight_usd_sum,
+      inbound_freight_usd_count      = r.inbound_freight_usd_count      + excluded.inbound_freight_usd_count,
+      shipping_to_customer_usd_sum   = r.shipping_to_customer_usd_sum   + excluded.shipping_to_customer_usd_sum,
+      shipping_to_customer_usd_count = r.shipping_to_customer_usd_count + excluded.shipping_to_customer_usd_count,
+      warehouse_fees_usd_sum         = r.warehouse_fees_usd_sum         + excluded.warehouse_fees_usd_sum,
+      warehouse_fees_usd_count       = r.warehouse_fees_usd_count       + excluded.warehouse_fees_usd_count;
+    return null;
+  elsif tg_op = 'UPDATE' then
+    with months as (
+      select
+        date_trunc('month', c.cost_date::timestamp)::date            as month_start,
+        c.product_id,
+        sum(c.sign)                                                  as row_count,
+        coalesce(sum(c.sign * c.purchase_cost_usd), 0)               as purchase_cost_usd_sum,
+        sum(c.sign * (c.purchase_cost_usd is not null)::int)        as purchase_cost_usd_count,
+        coalesce(sum(c.sign * c.inbound_freight_usd), 0)             as inbound_freight_usd_sum,
+        sum(c.sign * (c.inbound_freight_usd is not null)::int)      as inbound_freight_usd_count,
+        coalesce(sum(c.sign * c.shipping_to_customer_usd), 0)        as shipping_to_customer_usd_sum,
+        sum(c.sign * (c.shipping_to_customer_usd is not null)::int) as shipping_to_customer_usd_count,
+        coalesce(sum(c.sign * c.warehouse_fees_usd), 0)              as warehouse_fees_usd_sum,
+        sum(c.sign * (c.warehouse_fees_usd is not null)::int)       as warehouse_fees_usd_count
+      from (select 1 as sign, * from new_rows union all select -1, * from old_rows) c
       group by 1, 2
     ),
     delta as (
@@ -99,29 +146,83 @@ begin
       group by 1, 2, 3
     ),
     upserted as (
-      insert into product_period_costs as r
-      select * from delta
-      -- An UPDATE that rewrote equal values changes nothing: skip it (no row lock taken).
-      where row_count <> 0
-         or purchase_cost_usd_sum <> 0 or purchase_cost_usd_count <> 0
-         or inbound_freight_usd_sum <> 0 or inbound_freight_usd_count <> 0
-         or shipping_to_customer_usd_sum <> 0 or shipping_to_customer_usd_count <> 0
-         or warehouse_fees_usd_sum <> 0 or warehouse_fees_usd_count <> 0
-      order by period, period_start, product_id
-      on conflict (period, period_start, product_id) do update set
-        row_count                      = r.row_count                      + excluded.row_count,
-        purchase_cost_usd_sum          = r.purchase_cost_usd_sum          + excluded.purchase_cost_usd_sum,
-        purchase_cost_usd_count        = r.purchase_cost_usd_count        + excluded.purchase_cost_usd_count,
-        inbound_freight_usd_sum        = r.inbound_freight_usd_sum        + excluded.inbound_freight_usd_sum,
-        inbound_freight_usd_count      = r.inbound_freight_usd_count      + excluded.inbound_freight_usd_count,
-        shipping_to_customer_usd_sum   = r.shipping_to_customer_usd_sum   + excluded.shipping_to_customer_usd_sum,
-        shipping_to_customer_usd_count = r.shipping_to_customer_usd_count + excluded.shipping_to_customer_usd_count,
-        warehouse_fees_usd_sum         = r.warehouse_fees_usd_sum         + excluded.warehouse_fees_usd_sum,
-        warehouse_fees_usd_count       = r.warehouse_fees_usd_count       + excluded.warehouse_fees_usd_count
-      returning r.period, r.period_start, r.product_id, r.row_count
+    insert into product_period_costs as r
+    select * from delta
+    -- An UPDATE that rewrote equal values changes nothing: skip it (no row lock taken).
+    where row_count <> 0
+       or purchase_cost_usd_sum <> 0 or purchase_cost_usd_count <> 0
+       or inbound_freight_usd_sum <> 0 or inbound_freight_usd_count <> 0
+       or shipping_to_customer_usd_sum <> 0 or shipping_to_customer_usd_count <> 0
+       or warehouse_fees_usd_sum <> 0 or warehouse_fees_usd_count <> 0
+    order by period, period_start, product_id
+    on conflict (period, period_start, product_id) do update set
+      row_count                      = r.row_count                      + excluded.row_count,
+      purchase_cost_usd_sum          = r.purchase_cost_usd_sum          + excluded.purchase_cost_usd_sum,
+      purchase_cost_usd_count        = r.purchase_cost_usd_count        + excluded.purchase_cost_usd_count,
+      inbound_freight_usd_sum        = r.inbound_freight_usd_sum        + excluded.inbound_freight_usd_sum,
+      inbound_freight_usd_count      = r.inbound_freight_usd_count      + excluded.inbound_freight_usd_count,
+      shipping_to_customer_usd_sum   = r.shipping_to_customer_usd_sum   + excluded.shipping_to_customer_usd_sum,
+      shipping_to_customer_usd_count = r.shipping_to_customer_usd_count + excluded.shipping_to_customer_usd_count,
+      warehouse_fees_usd_sum         = r.warehouse_fees_usd_sum         + excluded.warehouse_fees_usd_sum,
+      warehouse_fees_usd_count       = r.warehouse_fees_usd_count       + excluded.warehouse_fees_usd_count
+    returning r.period, r.period_start, r.product_id, r.row_count
     )
     select array_agg(period), array_agg(period_start), array_agg(product_id) from upserted where row_count = 0
-  $sql$, changes) into emptied_periods, emptied_starts, emptied_products;
+    into emptied_periods, emptied_starts, emptied_products;
+  else
+    with months as (
+      select
+        date_trunc('month', c.cost_date::timestamp)::date            as month_start,
+        c.product_id,
+        sum(c.sign)                                                  as row_count,
+        coalesce(sum(c.sign * c.purchase_cost_usd), 0)               as purchase_cost_usd_sum,
+        sum(c.sign * (c.purchase_cost_usd is not null)::int)        as purchase_cost_usd_count,
+        coalesce(sum(c.sign * c.inbound_freight_usd), 0)             as inbound_freight_usd_sum,
+        sum(c.sign * (c.inbound_freight_usd is not null)::int)      as inbound_freight_usd_count,
+        coalesce(sum(c.sign * c.shipping_to_customer_usd), 0)        as shipping_to_customer_usd_sum,
+        sum(c.sign * (c.shipping_to_customer_usd is not null)::int) as shipping_to_customer_usd_count,
+        coalesce(sum(c.sign * c.warehouse_fees_usd), 0)              as warehouse_fees_usd_sum,
+        sum(c.sign * (c.warehouse_fees_usd is not null)::int)       as warehouse_fees_usd_count
+      from (select -1 as sign, * from old_rows) c
+      group by 1, 2
+    ),
+    delta as (
+      -- Each month's change, added to its month, its quarter and its year.
+      select
+        l.period, date_trunc(l.period, m.month_start::timestamp)::date as period_start, m.product_id,
+        sum(m.row_count) as row_count,
+        sum(m.purchase_cost_usd_sum) as purchase_cost_usd_sum,               sum(m.purchase_cost_usd_count) as purchase_cost_usd_count,
+        sum(m.inbound_freight_usd_sum) as inbound_freight_usd_sum,           sum(m.inbound_freight_usd_count) as inbound_freight_usd_count,
+        sum(m.shipping_to_customer_usd_sum) as shipping_to_customer_usd_sum, sum(m.shipping_to_customer_usd_count) as shipping_to_customer_usd_count,
+        sum(m.warehouse_fees_usd_sum) as warehouse_fees_usd_sum,             sum(m.warehouse_fees_usd_count) as warehouse_fees_usd_count
+      from months m cross join (values ('month'), ('quarter'), ('year')) as l(period)
+      group by 1, 2, 3
+    ),
+    upserted as (
+    insert into product_period_costs as r
+    select * from delta
+    -- An UPDATE that rewrote equal values changes nothing: skip it (no row lock taken).
+    where row_count <> 0
+       or purchase_cost_usd_sum <> 0 or purchase_cost_usd_count <> 0
+       or inbound_freight_usd_sum <> 0 or inbound_freight_usd_count <> 0
+       or shipping_to_customer_usd_sum <> 0 or shipping_to_customer_usd_count <> 0
+       or warehouse_fees_usd_sum <> 0 or warehouse_fees_usd_count <> 0
+    order by period, period_start, product_id
+    on conflict (period, period_start, product_id) do update set
+      row_count                      = r.row_count                      + excluded.row_count,
+      purchase_cost_usd_sum          = r.purchase_cost_usd_sum          + excluded.purchase_cost_usd_sum,
+      purchase_cost_usd_count        = r.purchase_cost_usd_count        + excluded.purchase_cost_usd_count,
+      inbound_freight_usd_sum        = r.inbound_freight_usd_sum        + excluded.inbound_freight_usd_sum,
+      inbound_freight_usd_count      = r.inbound_freight_usd_count      + excluded.inbound_freight_usd_count,
+      shipping_to_customer_usd_sum   = r.shipping_to_customer_usd_sum   + excluded.shipping_to_customer_usd_sum,
+      shipping_to_customer_usd_count = r.shipping_to_customer_usd_count + excluded.shipping_to_customer_usd_count,
+      warehouse_fees_usd_sum         = r.warehouse_fees_usd_sum         + excluded.warehouse_fees_usd_sum,
+      warehouse_fees_usd_count       = r.warehouse_fees_usd_count       + excluded.warehouse_fees_usd_count
+    returning r.period, r.period_start, r.product_id, r.row_count
+    )
+    select array_agg(period), array_agg(period_start), array_agg(product_id) from upserted where row_count = 0
+    into emptied_periods, emptied_starts, emptied_products;
+  end if;
 
   -- A separate statement: within the one above, the upserted row versions are not visible.
   if emptied_periods is not null then
