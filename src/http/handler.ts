@@ -42,7 +42,8 @@ function logRequest(logger: Logger, request: Request, status: number, context: R
   const fields: Record<string, unknown> = {
     request_id: context.id,
     method: request.method,
-    path: url.pathname,
+    // A hostile path may be 64 KiB long: one request must not write a 64 KiB log line.
+    path: url.pathname.length > 256 ? url.pathname.slice(0, 256) + "…" : url.pathname,
     status,
     duration_ms: Math.round(seconds * 10000) / 10,
   };
