@@ -1,0 +1,39 @@
+// The benchmark's floor for the service's own overhead: a minimal Bun.serve + postgres.js
+// handler running the same SQL (sql/queries/product_costs.sql) with the same pool settings,
+// writing the same bytes (the service's row JSON). No Elysia, no validation, no auth, no
+// admission control, no logging, no cursor (the whole result in one round trip).
+//
+//   DATABASE_URL=postgres://... PORT=0 bun tests/bench/baseline-server.ts
+// Prints one JSON line {"msg":"listening","url":...} once it listens.
+
+import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
+import { createPool } from "../../src/db/client.ts";
+import type { ProductCostRow } from "../../src/db/product-costs.ts";
+import { rowsJson } from "../../src/http/row-json.ts";
+
+const sql = createPool({
+  url: process.env.DATABASE_URL,
+  max: Number(process.env.DB_POOL_MAX ?? 10), // the service's default
+  connectTimeoutMs: 5000,
+  statementTimeoutMs: 30000,
+  readOnly: true,
+  applicationName: "pce-bench-baseline",
+});
+
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: Number(process.env.PORT ?? 0),
+  idleTimeout: 120,
+  async fetch(request) {
+    const q = new URL(request.url).searchParams;
+    const rows = await sql.unsafe<ProductCostRow[]>(productCostsQuery, [q.get("month_from"), q.get("month_to"), q.get("segment") ?? "normal"]);
+    return new Response("[" + rowsJson(rows) + "]", { headers: { "content-type": "application/json" } });
+  },
+});
+
+console.log(JSON.stringify({ msg: "listening", url: server.url.toString() }));
+process.on("SIGTERM", async () => {
+  server.stop(true);
+  await sql.end({ timeout: 2 });
+  process.exit(0);
+});
