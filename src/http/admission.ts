@@ -141,16 +141,11 @@ export function createAdmission(options: AdmissionOptions): Admission {
         throw err;
       }
 
-      // A deadline or a vanished client closes the read at any point, streaming or not;
-      // the stream then fails on its next pull, so the client sees a broken transfer.
-      const onAbort = () => void batches.close(controller.signal.reason);
-      controller.signal.addEventListener("abort", onAbort, { once: true });
       const finish = () => {
         controller.signal.removeEventListener("abort", onAbort);
         release(true);
       };
-      if (batches.finished()) finish();
-      return {
+      const admitted: RowBatches = {
         first: batches.first,
         finished: () => batches.finished(),
         async *rest() {
@@ -168,6 +163,13 @@ export function createAdmission(options: AdmissionOptions): Admission {
           }
         },
       };
+      // A deadline or a vanished client closes the read at any point, streaming or not, and
+      // frees the slot at once; the stream fails on its next pull (a broken transfer), and a
+      // client that never reads again no longer holds anything but its socket.
+      const onAbort = () => void admitted.close(controller.signal.reason);
+      controller.signal.addEventListener("abort", onAbort, { once: true });
+      if (batches.finished()) finish();
+      return admitted;
     },
   };
 }

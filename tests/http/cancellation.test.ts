@@ -149,7 +149,8 @@ describe("whole-request timeout (REQUEST_TIMEOUT_MS)", () => {
 
   test("mid-response: a reader too slow for the deadline gets a broken transfer and the cursor is closed", async () => {
     const { sql, name } = pool();
-    const app = testApp(sql, { batchSize: 100, admission: admission(1500) });
+    const slots = admission(1500);
+    const app = testApp(sql, { batchSize: 100, admission: slots });
     const server = serveOnSocket(app.handle);
     servers.push(server);
     const client = rawExchange(server.port, rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY));
@@ -157,6 +158,8 @@ describe("whole-request timeout (REQUEST_TIMEOUT_MS)", () => {
     client.pause();
     await waitUntil("the cursor is open", async () => (await sessions(name)).some((s) => s.in_transaction));
     await waitUntil("the deadline closed the cursor", () => allIdle(name));
+    // The read's slot is free although the client has not read on: it holds only its socket.
+    await waitUntil("the slot is free", () => slots.stats().running === 0);
     client.resume();
     expect(await client.closed()).toBe(true);
     const raw = client.received();
