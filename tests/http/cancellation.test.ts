@@ -95,6 +95,26 @@ describe("statement timeout", () => {
   });
 });
 
+describe("a cancel the read did not ask for", () => {
+  test("is retried once on a fresh statement (a late cancel meant for an earlier query, or pg_cancel_backend)", async () => {
+    const { sql, name } = pool();
+    const app = testApp(sql);
+    const unlock = await holdLock(db.admin);
+    let answer: Promise<Response> | undefined;
+    try {
+      answer = app.get(JAN);
+      await waitUntil("the read waits on the lock", () => waitingOnLock(name));
+      const [waiting] = (await sessions(name)).filter((s) => s.wait_event_type === "Lock");
+      await db.admin`select pg_cancel_backend(${waiting!.pid})`;
+      await waitUntil("the retry waits on the lock again", () => waitingOnLock(name));
+    } finally {
+      await unlock();
+    }
+    const res = await answer!;
+    expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: JANUARY_NORMAL });
+  });
+});
+
 describe("a client that goes away", () => {
   test("while its query waits: the query is cancelled on the server", async () => {
     const { sql, name } = pool();
