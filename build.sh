@@ -54,7 +54,7 @@ if [ -n "${TARGETS:-}" ]; then
   for target in $TARGETS; do
     build "bun-$target" "dist/product-cost-export-$target"
   done
-  bash scripts/checksums.sh dist
+  bash .ci/checksums.sh dist
   echo "build.sh: release builds and dist/SHA256SUMS written"
 fi
 

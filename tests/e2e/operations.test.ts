@@ -14,7 +14,7 @@ import { cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type Running
 import { SERVER_URL, testDatabase } from "../support/database.ts";
 
 const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
-const READ_ONLY_ROLE_SQL = resolve(import.meta.dir, "../../deploy/read-only-role.sql");
+const READ_ONLY_ROLE_SQL = resolve(import.meta.dir, "../../sql/roles/read-only-role.sql");
 /** Nothing listens on port 1: the service starts (it connects lazily) and finds its database unreachable. */
 const NO_DATABASE = { DATABASE_URL: "postgres://postgres@127.0.0.1:1/nowhere" };
 
@@ -542,7 +542,7 @@ if (HAS_POSTGRESQL) {
       }
     });
 
-    test("the role made by deploy/read-only-role.sql serves the API and /readyz, and cannot write", async () => {
+    test("the role made by sql/roles/read-only-role.sql serves the API and /readyz, and cannot write", async () => {
       const KEY = "read-only-role-key-5a0c";
       const role = `pce_ro_${process.pid}`;
       const db = await testDatabase();

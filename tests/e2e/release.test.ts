@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { cleanEnv, isolatedBinary, startBinary } from "../support/binary.ts";
 
-const CHECKSUMS = resolve(import.meta.dir, "../../scripts/checksums.sh");
+const CHECKSUMS = resolve(import.meta.dir, "../../.ci/checksums.sh");
 let bin: { dir: string; path: string };
 beforeAll(() => {
   bin = isolatedBinary();
@@ -35,7 +35,7 @@ describe("a stray .env or bunfig.toml where the executable starts", () => {
   });
 });
 
-describe("scripts/checksums.sh (the last step of a release build)", () => {
+describe(".ci/checksums.sh (the last step of a release build)", () => {
   const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
   const run = (dir: string, ...extra: string[]) => {
     const r = Bun.spawnSync(["bash", CHECKSUMS, dir, ...extra], { env: cleanEnv(), stdout: "pipe", stderr: "pipe" });

@@ -4,7 +4,7 @@
 -- after `product-cost-export migrate` (run with the owner's URL) has created them:
 --
 --   psql "postgres://owner@db.internal/costs" -v role=product_cost_export \
---        -v password="$(openssl rand -hex 24)" -f read-only-role.sql
+--        -v password="$(openssl rand -hex 24)" -f sql/roles/read-only-role.sql
 --
 -- Tables: the two contract tables the ETL writes (products, product_daily_costs), the
 -- rollup the migrations keep current from them (product_period_costs), and the record of

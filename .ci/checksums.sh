@@ -3,10 +3,10 @@
 # product-cost-export-<target>, not the source maps), then checks it, so a release is
 # never published with sums that do not verify. build.sh runs it after release builds.
 #
-#   bash scripts/checksums.sh dist
+#   bash .ci/checksums.sh dist
 #   sha256sum -c --ignore-missing SHA256SUMS    # on the VM, next to the downloaded file
 set -euo pipefail
-dir=${1:?usage: scripts/checksums.sh <dir>}
+dir=${1:?usage: .ci/checksums.sh <dir>}
 cd "$dir"
 files=()
 for f in product-cost-export product-cost-export-*; do
