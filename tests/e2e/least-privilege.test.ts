@@ -1,8 +1,10 @@
 // Least privilege and defence in depth, for real: the service's sessions are read-only
 // (default_transaction_read_only), the executable runs with a role that may only SELECT the
 // tables it reads, and SQL injection attempts in every parameter and header leave the
-// tables untouched, even when the service connects as a superuser.
+// tables untouched, even when the service connects as a superuser. The role is created by
+// the script the project ships, sql/roles/read-only-role.sql, exactly as documented.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
 import postgres from "postgres";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/open.ts";
@@ -15,17 +17,13 @@ const KEY = "least-privilege-key-58e2";
 const ROLE = `pce_reader_${process.pid}`;
 const PASSWORD = "reader-secret-2b7f";
 
-/**
- * The README's role for the service, word for word: SELECT on the tables it reads and
- * nothing else. products and product_daily_costs are the contract; product_period_costs is
- * the rollup the migrations derive from them; schema_migrations is read by /readyz.
- */
-const README_GRANTS = (role: string, database: string) => `
-  create role ${role} login password '${PASSWORD}';
-  grant connect on database ${database} to ${role};
-  grant usage on schema public to ${role};
-  grant select on products, product_daily_costs, product_period_costs, schema_migrations to ${role};
-`;
+/** The role script the project ships (sql/roles/read-only-role.sql), run with psql as documented. */
+const ROLE_SCRIPT = resolve(import.meta.dir, "../../sql/roles/read-only-role.sql");
+
+function createRole(url: string): void {
+  const r = Bun.spawnSync(["psql", url, "-q", "-v", `role=${ROLE}`, "-v", `password=${PASSWORD}`, "-f", ROLE_SCRIPT], { stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`${ROLE_SCRIPT} failed: ${r.stderr.toString()}`);
+}
 
 const TABLES = ["products", "product_daily_costs", "product_period_costs", "schema_migrations"];
 
@@ -67,7 +65,7 @@ function roleUrl(): string {
 beforeAll(async () => {
   db = await testDatabase();
   await loadFixture(db.admin, PRODUCTS, DAILY);
-  await db.admin.unsafe(README_GRANTS(ROLE, db.name));
+  createRole(db.url);
   bin = isolatedBinary();
 }, 60_000);
 
@@ -106,13 +104,16 @@ describe("a dedicated role with SELECT only", () => {
     expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: JANUARY_NORMAL });
   });
 
-  test("the role itself can write nothing, read-only session or not", async () => {
+  test("the role itself can write nothing, and its sessions are read-only whatever the client asks", async () => {
     const sql = postgres(roleUrl(), { max: 1, onnotice: () => {} });
     try {
       for (const statement of ["insert into products (product_id) values (777)", "delete from product_daily_costs", "create table x (y int)"]) {
-        await expect(sql.unsafe(statement)).rejects.toMatchObject({ code: "42501" }); // insufficient_privilege
+        await expect(sql.unsafe(statement)).rejects.toMatchObject({ code: "25006" }); // read_only_sql_transaction
+        // Asking for a read-write transaction gets past that, and then the grants stop it.
+        await expect(sql.begin("read write", (tx) => tx.unsafe(statement))).rejects.toMatchObject({ code: "42501" }); // insufficient_privilege
       }
-      await sql.unsafe("select 1");
+      const [setting] = await sql`show default_transaction_read_only`;
+      expect(setting!.default_transaction_read_only).toBe("on");
     } finally {
       await sql.end();
     }
