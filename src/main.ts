@@ -14,7 +14,7 @@ import { createHandler } from "./http/handler.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
 import { listen } from "./http/server.ts";
 import { runLoadCsv } from "./load/command.ts";
-import { createLogger, type Logger } from "./log.ts";
+import { createLogger, errorFields, type Logger } from "./log.ts";
 import { createServiceMetrics } from "./metrics/service-metrics.ts";
 import { reloadOnSighup, tlsDigest } from "./reload.ts";
 import { installPath, systemdUnit } from "./systemd-unit.ts";
@@ -130,6 +130,14 @@ async function main(argv: string[]): Promise<void> {
 
   const config = loadConfig(flags, process.env);
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+  // Last resort: a failure nothing else caught is logged with its cause (never to a client),
+  // then the process exits 1 so systemd restarts it in a known state.
+  const fatal = (kind: string) => (err: unknown) => {
+    logger.error(`fatal: ${kind}`, errorFields(err));
+    process.exit(1);
+  };
+  process.on("uncaughtException", fatal("uncaught exception"));
+  process.on("unhandledRejection", fatal("unhandled rejection"));
   if (command === "migrate") return runMigrate(config, logger);
   return serve(config, logger);
 }
