@@ -8,6 +8,7 @@ import { createPool } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrations.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
 import { isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
+import { HAS_POSTGRESQL } from "../support/backends.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { waitUntil } from "../support/faults.ts";
 import { loadFixture } from "../support/fixtures.ts";
@@ -38,6 +39,9 @@ async function call(server: RunningBinary, path = JAN) {
   return { status: res.status, body: await res.text(), ms: performance.now() - started };
 }
 
+// A throwaway cluster needs PostgreSQL's own programs (initdb, pg_ctl): registered where the
+// run has a PostgreSQL (TEST_DATABASE_URL, as in CI), like the other server-only tests.
+if (HAS_POSTGRESQL) {
 beforeAll(async () => {
   bin = isolatedBinary();
   cluster = await createCluster();
@@ -156,3 +160,4 @@ describe("peers that break the protocol", () => {
     }
   }, 60_000);
 });
+}
