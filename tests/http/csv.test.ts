@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { backends, type BackendHandle } from "../support/backends.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
+import { parseCsv as readCsv } from "../../src/load/csv.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, JANUARY_ALL, JANUARY_NORMAL, JANUARY_NORMAL_CSV, PRODUCTS } from "./fixture.ts";
 
@@ -10,38 +11,9 @@ const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-3
 const CSV = { authorization: `Bearer ${KEY}`, accept: "text/csv" };
 const HEADER = "erp_product_id,erp_sku,product_name,purchase_cost_usd,inbound_freight_usd,shipping_to_customer_usd,warehouse_fees_usd\r\n";
 
-/** A minimal RFC 4180 reader for the test: cells as written, quoted ones unquoted, "" kept apart from empty. */
+/** Reads the CSV back with the reader `load-csv` uses: an unquoted empty cell is null, "" an empty text. */
 function parseCsv(text: string): (string | null)[][] {
-  const rows: (string | null)[][] = [];
-  let i = 0;
-  while (i < text.length) {
-    const row: (string | null)[] = [];
-    for (;;) {
-      if (text[i] === '"') {
-        let cell = "";
-        i++;
-        for (;;) {
-          if (text[i] === '"' && text[i + 1] === '"') (cell += '"'), (i += 2);
-          else if (text[i] === '"') break;
-          else cell += text[i++];
-        }
-        i++;
-        row.push(cell);
-      } else {
-        const end = text.slice(i).search(/,|\r\n/);
-        const cell = text.slice(i, i + end);
-        row.push(cell === "" ? null : cell);
-        i += end;
-      }
-      if (text.startsWith("\r\n", i)) {
-        i += 2;
-        break;
-      }
-      i++; // the comma
-    }
-    rows.push(row);
-  }
-  return rows;
+  return [...readCsv(text)].map((record) => record.map((f) => (f.value === "" && !f.quoted ? null : f.value)));
 }
 
 describe.each(backends())("CSV output on $name", (backend) => {
