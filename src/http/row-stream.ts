@@ -23,10 +23,6 @@ export const JSON_ARRAY: RowEncoding = {
   end: "]",
 };
 
-export function jsonRowStream(batches: RowBatches, context: RequestContext): ReadableStream<Uint8Array> {
-  return rowStream(batches, context, JSON_ARRAY);
-}
-
 export function rowStream(batches: RowBatches, context: RequestContext, encoding: RowEncoding): ReadableStream<Uint8Array> {
   let rows = batches.first.length;
   let settle!: () => void;

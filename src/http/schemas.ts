@@ -45,10 +45,6 @@ export const ProductCostRow = T.Object(
   { additionalProperties: false },
 );
 
-export const ProductCostRows = T.Array(ProductCostRow, {
-  description: "One row per product with at least one daily cost row in the range.",
-});
-
 /** `{"detail":"<CODE>"}`, the body of every error but 422; `codes` are the values this status can carry. */
 export const DetailCode = (...codes: [string, ...string[]]) =>
   T.Object({ detail: T.String({ enum: codes }) }, { additionalProperties: false });
