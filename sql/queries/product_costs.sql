@@ -10,6 +10,9 @@
 -- decimal (100.5, not 100.500000). Ids and amounts come back as exact text.
 -- Order: erp_sku in byte order (collate "C", the same on every server and locale),
 -- nulls last, then erp_product_id, then the internal product_id.
+-- A range that is exactly one calendar month, quarter or year is read with
+-- product_costs_one_period.sql instead (src/db/product-costs.ts chooses); this query
+-- returns the same rows for it, only slower.
 --
 -- How: the range is read from the rollup product_period_costs (migration 0003, kept
 -- current by triggers: per product, the sum and the count of non-null values of each
@@ -26,8 +29,8 @@
 -- 2024-11-01 .. 2026-10-31 reads Nov and Dec 2024, the year 2025, Q1-Q3 2026 and Oct 2026,
 -- seven rollup rows per product and no daily row; 2024-01-15 .. 2024-04-10 reads Jan 15-31,
 -- Feb, Mar and Apr 1-10.
--- A range that is exactly one day, month, quarter or year reads its daily or rollup rows
--- as they are (one per product, no aggregation); any other adds up the pieces per product with
+-- A single day reads its daily rows as they are (one per product, no aggregation); any
+-- other range adds up the pieces per product with
 -- cost_total (numeric addition with a small state, see 0003; 0 when every input is null,
 -- the counts decide null) and full-joins the two per-product totals. Per column
 -- the pieces carry the sum of the non-null values and their count, so the result is null
@@ -45,34 +48,17 @@ with bounds as not materialized (
     date_trunc('quarter',  ($2::date + 1)::timestamp)::date                         as quarter_hi,
     (date_trunc('year',    ($1::date - 1)::timestamp) + interval '1 year')::date    as year_lo,
     date_trunc('year',     ($2::date + 1)::timestamp)::date                         as year_hi,
-    case
-      when $1::date = $2::date then 'day'
-      when date_trunc('year', $1::date::timestamp) = $1::date
-           and ($1::date + interval '1 year')::date = $2::date + 1 then 'year'
-      when date_trunc('quarter', $1::date::timestamp) = $1::date
-           and ($1::date + interval '3 months')::date = $2::date + 1 then 'quarter'
-      when date_trunc('month', $1::date::timestamp) = $1::date
-           and ($1::date + interval '1 month')::date = $2::date + 1 then 'month'
-    end                                                                             as single_period
+    $1::date = $2::date                                                             as single_day
 ),
-one_period as (
-  select
-    r.product_id,
-    r.purchase_cost_usd_sum        as purchase_cost_usd,        r.purchase_cost_usd_count,
-    r.inbound_freight_usd_sum      as inbound_freight_usd,      r.inbound_freight_usd_count,
-    r.shipping_to_customer_usd_sum as shipping_to_customer_usd, r.shipping_to_customer_usd_count,
-    r.warehouse_fees_usd_sum       as warehouse_fees_usd,       r.warehouse_fees_usd_count
-  from bounds b
-  join product_period_costs r on r.period = b.single_period and r.period_start = b.first_day
-  union all
+one_day as (
   select
     d.product_id,
-    d.purchase_cost_usd,        (d.purchase_cost_usd is not null)::int,
-    d.inbound_freight_usd,      (d.inbound_freight_usd is not null)::int,
-    d.shipping_to_customer_usd, (d.shipping_to_customer_usd is not null)::int,
-    d.warehouse_fees_usd,       (d.warehouse_fees_usd is not null)::int
+    d.purchase_cost_usd,        (d.purchase_cost_usd is not null)::int        as purchase_cost_usd_count,
+    d.inbound_freight_usd,      (d.inbound_freight_usd is not null)::int      as inbound_freight_usd_count,
+    d.shipping_to_customer_usd, (d.shipping_to_customer_usd is not null)::int as shipping_to_customer_usd_count,
+    d.warehouse_fees_usd,       (d.warehouse_fees_usd is not null)::int       as warehouse_fees_usd_count
   from bounds b
-  join product_daily_costs d on b.single_period = 'day' and d.cost_date = b.first_day
+  join product_daily_costs d on b.single_day and d.cost_date = b.first_day
 ),
 periods as (
   select
@@ -82,7 +68,7 @@ periods as (
     cost_total(r.shipping_to_customer_usd_sum) as shipping_to_customer_usd, sum(r.shipping_to_customer_usd_count) as shipping_to_customer_usd_count,
     cost_total(r.warehouse_fees_usd_sum)       as warehouse_fees_usd,       sum(r.warehouse_fees_usd_count)       as warehouse_fees_usd_count
   from bounds b
-  join product_period_costs r on b.single_period is null and (
+  join product_period_costs r on not b.single_day and (
        (r.period = 'year' and r.period_start >= b.year_lo and r.period_start < b.year_hi)
     or (r.period = 'quarter' and (   (r.period_start >= b.quarter_lo and r.period_start < least(b.year_lo, b.quarter_hi))
                                   or (r.period_start >= greatest(b.year_hi, b.year_lo) and r.period_start < b.quarter_hi)))
@@ -98,13 +84,13 @@ days as (
     cost_total(d.shipping_to_customer_usd) as shipping_to_customer_usd, count(d.shipping_to_customer_usd) as shipping_to_customer_usd_count,
     cost_total(d.warehouse_fees_usd)       as warehouse_fees_usd,       count(d.warehouse_fees_usd)       as warehouse_fees_usd_count
   from bounds b
-  join product_daily_costs d on b.single_period is null and (
+  join product_daily_costs d on not b.single_day and (
        (d.cost_date >= b.first_day and d.cost_date < least(b.month_lo, b.end_day))
     or (d.cost_date >= greatest(b.month_hi, b.month_lo) and d.cost_date < b.end_day))
   group by d.product_id
 ),
 totals as (
-  select * from one_period
+  select * from one_day
   union all
   select
     coalesce(r.product_id, d.product_id),

@@ -5,6 +5,7 @@
 import m0001 from "../../sql/migrations/0001_contract_tables.sql" with { type: "text" };
 import m0002 from "../../sql/migrations/0002_daily_costs_by_date.sql" with { type: "text" };
 import m0003 from "../../sql/migrations/0003_period_cost_rollup.sql" with { type: "text" };
+import m0004 from "../../sql/migrations/0004_rollup_in_output_order.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type { Sql } from "./client.ts";
 
@@ -18,6 +19,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: "0001", name: "contract_tables", sql: m0001 },
   { version: "0002", name: "daily_costs_by_date", sql: m0002 },
   { version: "0003", name: "period_cost_rollup", sql: m0003 },
+  { version: "0004", name: "rollup_in_output_order", sql: m0004 },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.

@@ -1,8 +1,11 @@
-// The read behind GET /external/v1/product-costs: runs sql/queries/product_costs.sql
-// through a cursor so a large answer never sits in memory whole. The first batch is
+// The read behind GET /external/v1/product-costs: runs sql/queries/product_costs.sql (or,
+// for exactly one calendar month, quarter or year, product_costs_one_period.sql, which
+// returns the same rows straight off an index) through a cursor so a large answer never sits in memory whole. The first batch is
 // fetched before the caller commits to a 200, so a dead database is still a clean 503.
 
 import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
+import onePeriodQuery from "../../sql/queries/product_costs_one_period.sql" with { type: "text" };
+import { calendarPeriodOf } from "./calendar-period.ts";
 import type { Sql } from "./client.ts";
 import { DatabaseDeadlineError, isStaleConnection, isStrayCancel } from "./errors.ts";
 
@@ -55,6 +58,14 @@ export class ReadInterruptedError extends Error {
   }
 }
 
+/** The SQL that answers `q`, and its parameters. */
+export function productCostsStatement(q: ProductCostQuery): { text: string; params: string[] } {
+  const period = calendarPeriodOf(q.monthFrom, q.monthTo);
+  return period
+    ? { text: onePeriodQuery, params: [period, q.monthFrom, q.segment] }
+    : { text: productCostsQuery, params: [q.monthFrom, q.monthTo, q.segment] };
+}
+
 /** Waits for `p`, but not longer than `ms`. */
 function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -69,7 +80,8 @@ function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
 const CANCEL_SETTLE_MS = 5000;
 
 async function openOnce(sql: Sql, q: ProductCostQuery, options: ReadOptions): Promise<RowBatches> {
-  const query = sql.unsafe<ProductCostRow[]>(productCostsQuery, [q.monthFrom, q.monthTo, q.segment]);
+  const statement = productCostsStatement(q);
+  const query = sql.unsafe<ProductCostRow[]>(statement.text, statement.params);
   const iterator = query.cursor(options.batchSize)[Symbol.asyncIterator]();
   let pending: Promise<IteratorResult<ProductCostRow[]>> | undefined; // a batch the server is computing
   let finished = false;

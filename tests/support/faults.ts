@@ -21,8 +21,10 @@ export function namedPool(url: string, name: string, options: { statementTimeout
 /**
  * Takes an ACCESS EXCLUSIVE lock on `table` in a transaction of `admin` and holds it until
  * the returned function is called: every read of the table waits, a deterministic "slow query".
+ * The default is the one table every read of the service opens (a single calendar period
+ * reads nothing else).
  */
-export async function holdLock(admin: Sql, table = "products"): Promise<() => Promise<void>> {
+export async function holdLock(admin: Sql, table = "product_period_costs"): Promise<() => Promise<void>> {
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
   let locked!: () => void;

@@ -1,0 +1,35 @@
+// Which inclusive date ranges are exactly one calendar month, quarter or year: those are
+// read as they are from the rollup (sql/queries/product_costs_one_period.sql), in order.
+
+export type CalendarPeriod = "month" | "quarter" | "year";
+
+const PERIOD_MONTHS: readonly [CalendarPeriod, number][] = [
+  ["month", 1],
+  ["quarter", 3],
+  ["year", 12],
+];
+
+/** Days in a month of the proleptic Gregorian calendar (PostgreSQL's), 1-based month. */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/**
+ * The calendar month, quarter or year that [from, to] (YYYY-MM-DD, valid dates) covers
+ * exactly, or undefined. Plain integer arithmetic: JavaScript's Date maps years below 100
+ * to 19xx, and these dates run from 0001 to 9999.
+ */
+export function calendarPeriodOf(from: string, to: string): CalendarPeriod | undefined {
+  const year = Number(from.slice(0, 4));
+  const month = Number(from.slice(5, 7));
+  const [toYear, toMonth, toDay] = [Number(to.slice(0, 4)), Number(to.slice(5, 7)), Number(to.slice(8, 10))];
+  if (from.slice(8, 10) !== "01" || toYear !== year) return undefined;
+  for (const [period, months] of PERIOD_MONTHS) {
+    // A period starts on a multiple of its length: January, April, July or October for a quarter.
+    if ((month - 1) % months !== 0) continue;
+    const lastMonth = month + months - 1;
+    if (toMonth === lastMonth && toDay === daysInMonth(year, lastMonth)) return period;
+  }
+  return undefined;
+}
