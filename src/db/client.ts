@@ -19,6 +19,15 @@ export interface PoolOptions {
   applicationName: string;
 }
 
+// Planner settings of every serving session (startup parameters; SET on the embedded database):
+// - work_mem 16MB: serving reads sort up to ~10 MB (50,000 products) and add up rollup rows
+//   in a hash of ~20 MB; at PostgreSQL's default 4 MB both spill to disk (two years: +40 %).
+// - random_page_cost 1.1 (the usual value for SSDs and cached tables, which the rollup is):
+//   at the default 4 the planner reads one month by bitmap scan and a 45,000-row sort
+//   instead of in order off product_period_costs_output_order_idx, which is twice as slow
+//   (72 vs 35 ms at 50,000 products) and sends no row before the last is read.
+export const SERVING_SETTINGS = { work_mem: "16MB", random_page_cost: "1.1" } as const;
+
 export function createPool(options: PoolOptions): Sql {
   const target = options.url ?? "postgres://postgres@localhost/postgres";
   return postgres(target, {
@@ -34,13 +43,7 @@ export function createPool(options: PoolOptions): Sql {
     connection: {
       application_name: options.applicationName,
       ...(options.statementTimeoutMs > 0 ? { statement_timeout: options.statementTimeoutMs } : {}),
-      // Serving reads sort up to ~10 MB (50,000 products) and add up rollup rows in a hash
-      // of ~20 MB; at PostgreSQL's default 4 MB both spill to disk (two years: +40 %).
-      // random_page_cost 1.1 (the usual value for SSDs and cached tables, which the rollup
-      // is): at the default 4 the planner reads one month by bitmap scan and a 45,000-row
-      // sort instead of in order off product_period_costs_output_order_idx, which is
-      // twice as slow (72 vs 35 ms at 50,000 products) and sends no row before the last is read.
-      ...(options.readOnly ? { default_transaction_read_only: true, work_mem: "16MB", random_page_cost: "1.1" } : {}),
+      ...(options.readOnly ? { default_transaction_read_only: true, ...SERVING_SETTINGS } : {}),
     },
   });
 }

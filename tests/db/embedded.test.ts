@@ -30,6 +30,13 @@ describe("embedded database", () => {
     expect(await db.sql`select count(*)::int as n from products`).toEqual([{ n: 0 }] as never);
   });
 
+  test("serving sessions plan like a server's (work_mem, random_page_cost)", async () => {
+    const db = await open({ readOnly: true });
+    expect(await db.sql`select current_setting('work_mem') as work_mem, current_setting('random_page_cost') as random_page_cost`).toEqual([
+      { work_mem: "16MB", random_page_cost: "1.1" },
+    ] as never);
+  });
+
   test("in memory with demo data: a year of rows ending today, unmapped and sample products among them", async () => {
     const db = await open({ demoData: true, readOnly: true });
     const [stats] = await db.sql`

@@ -5,8 +5,8 @@
 // PGlite differs from a server in three ways this module absorbs:
 // - it is one session: several client connections are multiplexed onto it, so the pool
 //   has one connection (more would only queue inside the worker);
-// - it ignores startup parameters, so read-only mode is set with SET after migrations
-//   (it then holds for every connection, because there is only one session);
+// - it ignores startup parameters, so read-only mode and the serving planner settings are
+//   set with SET after migrations (they then hold for every connection: one session);
 // - it enforces no statement_timeout and ignores cancel requests: the service's own
 //   deadline answers 503 in time, while the statement finishes in the worker.
 
@@ -14,7 +14,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unli
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ConfigError } from "../../config.ts";
-import { createPool, type Sql } from "../client.ts";
+import { createPool, SERVING_SETTINGS, type Sql } from "../client.ts";
 import { migrate } from "../migrations.ts";
 import { readinessOf, type Database } from "../database.ts";
 import type { Seed, StartMessage, WorkerMessage } from "./protocol.ts";
@@ -154,7 +154,10 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDa
   try {
     // A data dir made by an older build gets the newer migrations; a seed is already current.
     await migrate(sql);
-    if (options.readOnly) await sql`set default_transaction_read_only = on`;
+    if (options.readOnly) {
+      await sql`set default_transaction_read_only = on`;
+      for (const [name, value] of Object.entries(SERVING_SETTINGS)) await sql`select set_config(${name}, ${value}, false)`;
+    }
   } catch (err) {
     await close();
     throw err;
