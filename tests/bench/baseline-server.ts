@@ -1,14 +1,13 @@
 // The benchmark's floor for the service's own overhead: a minimal Bun.serve + postgres.js
-// handler running the same SQL (sql/queries/product_costs.sql) with the same pool settings,
+// handler running the same SQL (src/db/product-costs.ts chooses it) with the same pool settings,
 // writing the same bytes (the service's row JSON). No Elysia, no validation, no auth, no
 // admission control, no logging, no cursor (the whole result in one round trip).
 //
 //   DATABASE_URL=postgres://... PORT=0 bun tests/bench/baseline-server.ts
 // Prints one JSON line {"msg":"listening","url":...} once it listens.
 
-import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
 import { createPool } from "../../src/db/client.ts";
-import type { ProductCostRow } from "../../src/db/product-costs.ts";
+import { productCostsStatement, type ProductCostQuery, type ProductCostRow } from "../../src/db/product-costs.ts";
 import { rowsJson } from "../../src/http/row-json.ts";
 
 const sql = createPool({
@@ -26,7 +25,12 @@ const server = Bun.serve({
   idleTimeout: 120,
   async fetch(request) {
     const q = new URL(request.url).searchParams;
-    const rows = await sql.unsafe<ProductCostRow[]>(productCostsQuery, [q.get("month_from"), q.get("month_to"), q.get("segment") ?? "normal"]);
+    const statement = productCostsStatement({
+      monthFrom: q.get("month_from")!,
+      monthTo: q.get("month_to")!,
+      segment: (q.get("segment") ?? "normal") as ProductCostQuery["segment"],
+    });
+    const rows = await sql.unsafe<ProductCostRow[]>(statement.text, statement.params);
     return new Response("[" + rowsJson(rows) + "]", { headers: { "content-type": "application/json" } });
   },
 });

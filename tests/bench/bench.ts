@@ -30,6 +30,9 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
+import { productCostsStatement } from "../../src/db/product-costs.ts";
+import naive from "../db/naive_product_costs.sql" with { type: "text" };
 
 const ROOT = resolve(import.meta.dir, "../..");
 const BINARY = join(ROOT, "dist/product-cost-export");
@@ -79,23 +82,39 @@ function psql(url: string, script: string, vars: Record<string, string> = {}): s
   return r.stdout.toString();
 }
 
-/** Runs `statement` (with $1 $2 $3) `runs` times as a prepared statement; the \timing of each run. */
-function psqlTimes(statement: string, s: Scenario, runs: number, settings = ""): number[] {
-  const body = statement.replace(/^\s*--.*$/gm, "").trim();
+/** A statement and its parameters: `prepare` and `execute` text for psql. */
+interface Prepared {
+  text: string;
+  types: string; // "date, date, text"
+  args: string; // "'2026-09-01', '2026-09-30', 'normal'"
+}
+
+const naiveStatement = (s: Scenario): Prepared => ({ text: naive, types: "date, date, text", args: `'${s.from}', '${s.to}', '${s.segment}'` });
+
+/** What the service runs for `s` (src/db/product-costs.ts chooses the SQL file). */
+function serviceStatement(s: Scenario): Prepared {
+  const { text, params } = productCostsStatement({ monthFrom: s.from, monthTo: s.to, segment: s.segment });
+  const types = text === productCostsQuery ? "date, date, text" : "text, date, text";
+  return { text, types, args: params.map((p) => `'${p}'`).join(", ") };
+}
+
+/** Runs `statement` `runs` times as a prepared statement; the \timing of each run. */
+function psqlTimes(statement: Prepared, runs: number, settings = ""): number[] {
+  const body = statement.text.replace(/^\s*--.*$/gm, "").trim();
   const script =
-    `${settings}\nprepare q(date, date, text) as ${body};\n\\o /dev/null\n\\timing on\n` +
-    Array.from({ length: runs }, () => `execute q('${s.from}', '${s.to}', '${s.segment}');`).join("\n") +
+    `${settings}\nprepare q(${statement.types}) as ${body};\n\\o /dev/null\n\\timing on\n` +
+    Array.from({ length: runs }, () => `execute q(${statement.args});`).join("\n") +
     "\n";
   const output = psql(dbUrl, script);
   return [...output.matchAll(/Time: ([0-9.]+) ms/g)].map((m) => Number(m[1]));
 }
 
 /** Server-side execution time of `statement` (EXPLAIN ANALYZE, no per-node timing), each of `runs`. */
-function serverTimes(statement: string, s: Scenario, runs: number, settings: string): number[] {
-  const body = statement.replace(/^\s*--.*$/gm, "").trim();
+function serverTimes(statement: Prepared, runs: number, settings: string): number[] {
+  const body = statement.text.replace(/^\s*--.*$/gm, "").trim();
   const script =
-    `${settings}\nprepare q(date, date, text) as ${body};\n` +
-    Array.from({ length: runs }, () => `explain (analyze, timing off, summary on) execute q('${s.from}', '${s.to}', '${s.segment}');`).join("\n") +
+    `${settings}\nprepare q(${statement.types}) as ${body};\n` +
+    Array.from({ length: runs }, () => `explain (analyze, timing off, summary on) execute q(${statement.args});`).join("\n") +
     "\n";
   return [...psql(dbUrl, script).matchAll(/Execution Time: ([0-9.]+) ms/g)].map((m) => Number(m[1]));
 }
@@ -269,12 +288,10 @@ if (!meta) {
 }
 const rollupRows = psql(dbUrl, "select period || ' ' || count(*) from product_period_costs group by period order by min(period_start), 1;").trim().split("\n").join(", ");
 
-const naive = readFileSync(join(ROOT, "tests/db/naive_product_costs.sql"), "utf8");
-const fast = readFileSync(join(ROOT, "sql/queries/product_costs.sql"), "utf8");
 const NO_INDEXES = "set enable_indexscan = off; set enable_bitmapscan = off; set enable_indexonlyscan = off;";
-// As the service runs its query: its pool's work_mem, and no parallel workers (a cursor's
-// portal never uses them).
-const AS_SERVICE = "set work_mem = '16MB'; set max_parallel_workers_per_gather = 0;";
+// As the service runs its query: its pool's settings (src/db/client.ts), and no parallel
+// workers (a cursor's portal never uses them).
+const AS_SERVICE = "set work_mem = '16MB'; set random_page_cost = 1.1; set max_parallel_workers_per_gather = 0;";
 
 interface Row {
   s: Scenario;
@@ -300,10 +317,10 @@ for (const s of SCENARIOS) {
   const row: Row = {
     s,
     rows,
-    naiveContract: median(psqlTimes(naive, s, floorRuns, NO_INDEXES)),
-    naiveIndexed: median(psqlTimes(naive, s, floorRuns)),
-    fastPsql: median(psqlTimes(fast, s, Math.max(floorRuns, 5), AS_SERVICE)),
-    fastServer: median(serverTimes(fast, s, 5, AS_SERVICE)),
+    naiveContract: median(psqlTimes(naiveStatement(s), floorRuns, NO_INDEXES)),
+    naiveIndexed: median(psqlTimes(naiveStatement(s), floorRuns)),
+    fastPsql: median(psqlTimes(serviceStatement(s), Math.max(floorRuns, 5), AS_SERVICE)),
+    fastServer: median(serverTimes(serviceStatement(s), 5, AS_SERVICE)),
   };
   results.push(row);
   log(`${s.name}: ${rows} rows, naive ${ms(row.naiveContract)} (date index ${ms(row.naiveIndexed)}), service query ${ms(row.fastPsql)} (server ${ms(row.fastServer)})`);
@@ -384,7 +401,7 @@ for (const r of results) {
   p(`| ${r.s.name} | ${r.rows.toLocaleString("en")} | ${ms(r.naiveContract)} | ${ms(r.naiveIndexed)} | ${ms(r.fastServer)} / ${ms(r.fastPsql)} | ${ms(r.ttfb!)} | ${lat(r.svc1)}${failures(r.svc1)} | ${(r.naiveContract / r.svc1!.p50).toFixed(1)}× |`);
 }
 p();
-p("Naive: tests/db/naive_product_costs.sql, PostgreSQL's defaults (parallel workers allowed); \"contract tables\" with index scans off, i.e. what the contract's primary key alone allows. Service's query: sql/queries/product_costs.sql with the service's work_mem and no parallel workers; \"server\" is EXPLAIN ANALYZE's execution time, \"in psql\" adds sending the rows to psql. First byte: curl's time to the first body byte, median of 3 (the query has run and the first batch is fetched).");
+p("Naive: tests/db/naive_product_costs.sql, PostgreSQL's defaults (parallel workers allowed); \"contract tables\" with index scans off, i.e. what the contract's primary key alone allows. Service's query: what src/db/product-costs.ts runs (sql/queries/product_costs_one_period.sql for exactly one month, quarter or year, else product_costs.sql) with the service's session settings and no parallel workers; \"server\" is EXPLAIN ANALYZE's execution time, \"in psql\" adds sending the rows to psql. First byte: curl's time to the first body byte, median of 3 (the query has run and the first batch is fetched).");
 p();
 p("### Throughput, 16 connections, and memory");
 p();
