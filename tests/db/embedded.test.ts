@@ -30,10 +30,11 @@ describe("embedded database", () => {
     expect(await db.sql`select count(*)::int as n from products`).toEqual([{ n: 0 }] as never);
   });
 
-  test("serving sessions plan like a server's (work_mem, random_page_cost)", async () => {
+  test("serving sessions plan like a server's (work_mem, random_page_cost, plan_cache_mode)", async () => {
     const db = await open({ readOnly: true });
-    expect(await db.sql`select current_setting('work_mem') as work_mem, current_setting('random_page_cost') as random_page_cost`).toEqual([
-      { work_mem: "16MB", random_page_cost: "1.1" },
+    expect(await db.sql`select current_setting('work_mem') as work_mem, current_setting('random_page_cost') as random_page_cost,
+                           current_setting('plan_cache_mode') as plan_cache_mode`).toEqual([
+      { work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan" },
     ] as never);
   });
 

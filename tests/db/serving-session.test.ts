@@ -14,12 +14,13 @@ if (HAS_POSTGRESQL) {
       await sql?.end({ timeout: 5 });
     });
 
-    test("are read-only and plan with work_mem 16MB and random_page_cost 1.1", async () => {
+    test("are read-only and plan with work_mem 16MB, random_page_cost 1.1 and custom plans only", async () => {
       sql = await servicePool();
       expect(
         await sql`select current_setting('default_transaction_read_only') as read_only,
-                         current_setting('work_mem') as work_mem, current_setting('random_page_cost') as random_page_cost`,
-      ).toEqual([{ read_only: "on", work_mem: "16MB", random_page_cost: "1.1" }] as never);
+                         current_setting('work_mem') as work_mem, current_setting('random_page_cost') as random_page_cost,
+                         current_setting('plan_cache_mode') as plan_cache_mode`,
+      ).toEqual([{ read_only: "on", work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan" }] as never);
     });
   });
 }
