@@ -26,8 +26,8 @@
 // Writes a Markdown report to stdout and to the --out file.
 
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
@@ -149,6 +149,23 @@ async function waitFor200(url: string, headers: Record<string, string>, started:
   }
 }
 
+// The service's request log (one JSON line per request), kept to tell what a load run's
+// "errors" were: autocannon counts a response it cut off at the end of a run.
+const SERVICE_LOG = join(tmpdir(), `pce-bench-service-${process.pid}.log`);
+
+/** Request log lines by status, and by error type for anything but a 200. */
+function requestLogSummary(): string {
+  const counts = new Map<string, number>();
+  for (const line of readFileSync(SERVICE_LOG, "utf8").split("\n")) {
+    if (!line.startsWith("{")) continue;
+    const entry = JSON.parse(line) as { msg?: string; status?: number; error_code?: string };
+    if (entry.msg !== "request") continue;
+    const key = entry.status === 200 ? "200" : `${entry.status}${entry.error_code ? " " + entry.error_code : ""}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n.toLocaleString("en")} × ${k}`).join(", ");
+}
+
 interface Running {
   proc: Subprocess;
   base: string;
@@ -159,7 +176,7 @@ async function start(kind: "service" | "baseline"): Promise<Running> {
   const port = await freePort();
   const proc =
     kind === "service"
-      ? Bun.spawn([BINARY, "serve"], { env: serviceEnv(port), stdout: "ignore", stderr: "inherit" }) // the request log costs what it costs; nobody reads it
+      ? Bun.spawn([BINARY, "serve"], { env: serviceEnv(port), stdout: Bun.file(SERVICE_LOG), stderr: "inherit" }) // the request log costs what it costs; summarised at the end
       : Bun.spawn(["bun", join(ROOT, "tests/bench/baseline-server.ts")], { env: { ...serviceEnv(port), PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdout: "ignore", stderr: "inherit" });
   const base = kind === "service" ? `http://127.0.0.1:${port}/external/v1/product-costs?` : `http://127.0.0.1:${port}/?`;
   await waitFor200(base + query(SCENARIOS[0]), { authorization: `Bearer ${KEY}` }, performance.now());
@@ -234,7 +251,7 @@ async function bodyBytes(url: string, headers: Record<string, string>): Promise<
 // ---- the run
 const loadBefore = loadAverage();
 const commit = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: ROOT, stdout: "pipe" }).stdout.toString().trim();
-const dirty = Bun.spawnSync(["git", "status", "--porcelain"], { cwd: ROOT, stdout: "pipe" }).stdout.toString().trim() !== "";
+const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--untracked-files=no"], { cwd: ROOT, stdout: "pipe" }).stdout.toString().trim() !== "";
 const command = ["bun run bench", ...(argv.length ? ["--", ...argv] : [])].join(" ");
 
 if (!flag("no-build")) {
@@ -360,6 +377,8 @@ for (const row of results) {
   log(`${row.s.name}: 1 client p50 ${ms(row.svc1.p50)}, 16 connections ${row.svc16.reqPerSec.toFixed(1)} req/s`);
 }
 await service.stop();
+const serviceRequests = requestLogSummary();
+rmSync(SERVICE_LOG, { force: true });
 
 log("load: the baseline");
 const baseline = await start("baseline");
@@ -413,6 +432,8 @@ for (const r of results) {
 }
 p();
 p(`One client, baseline p50: ${results.map((r) => `${r.s.name} ${r.base1!.p50} ms`).join(", ")}. Service idle RSS after start: ${mb(idleRss)}.`);
+p("");
+p(`The service's request log over all its load runs: ${serviceRequests}. (A 499 is a response the client closed before its end: autocannon does so to the requests in flight when a run's time is up, and counts some of them as errors.)`);
 p();
 p("### Compression (one client)");
 p();
