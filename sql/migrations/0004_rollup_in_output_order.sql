@@ -17,6 +17,27 @@
 -- DELETE (the foreign key keeps a product with daily rows), nor TRUNCATE (it must take
 -- product_daily_costs along, whose trigger empties the rollup).
 -- Reads of any other range still join products, and ignore the copies.
+--
+-- What writers must know: a daily write share-locks the products it touches until it
+-- commits, so an UPDATE of those products waits for it (and the two can deadlock, 40P01,
+-- which the ETL retries); products must be written in READ COMMITTED (PostgreSQL's
+-- default), which the copy trigger enforces, because a snapshot older than the statement
+-- cannot see a rollup row a concurrent daily write has just committed.
+--
+-- Lock the base tables first, in the order a daily write takes them (the daily table,
+-- then products, then the rollup), so that this migration waits for writers in flight
+-- instead of deadlocking with them. Reads of the rollup wait until it commits.
+lock table product_daily_costs, products in share row exclusive mode;
+
+-- The triggers below run as this migration's role (security definer): reading products
+-- FOR SHARE needs UPDATE on it. Say so now rather than on the ETL's next write.
+do $check$
+begin
+  if not has_table_privilege('products', 'UPDATE') then
+    raise exception 'migration 0004 must run as a role with UPDATE on products (the owner of the tables)';
+  end if;
+end
+$check$;
 
 alter table product_period_costs
   add column erp_product_id bigint,
@@ -72,7 +93,9 @@ begin
     )
     insert into product_period_costs as r
     select d.*, a.erp_product_id, a.erp_sku, a.product_name, a.is_sample
-    from delta d join attributes a on a.product_id = d.product_id
+    -- A left join: were a product missing (the foreign key forbids it), is_sample's NOT NULL
+    -- fails the write instead of dropping its change to the sums.
+    from delta d left join attributes a on a.product_id = d.product_id
     where d.row_count <> 0
        or d.purchase_cost_usd_sum <> 0 or d.purchase_cost_usd_count <> 0
        or d.inbound_freight_usd_sum <> 0 or d.inbound_freight_usd_count <> 0
@@ -128,7 +151,9 @@ begin
     upserted as (
     insert into product_period_costs as r
     select d.*, a.erp_product_id, a.erp_sku, a.product_name, a.is_sample
-    from delta d join attributes a on a.product_id = d.product_id
+    -- A left join: were a product missing (the foreign key forbids it), is_sample's NOT NULL
+    -- fails the write instead of dropping its change to the sums.
+    from delta d left join attributes a on a.product_id = d.product_id
     where d.row_count <> 0
        or d.purchase_cost_usd_sum <> 0 or d.purchase_cost_usd_count <> 0
        or d.inbound_freight_usd_sum <> 0 or d.inbound_freight_usd_count <> 0
@@ -187,7 +212,9 @@ begin
     upserted as (
     insert into product_period_costs as r
     select d.*, a.erp_product_id, a.erp_sku, a.product_name, a.is_sample
-    from delta d join attributes a on a.product_id = d.product_id
+    -- A left join: were a product missing (the foreign key forbids it), is_sample's NOT NULL
+    -- fails the write instead of dropping its change to the sums.
+    from delta d left join attributes a on a.product_id = d.product_id
     where d.row_count <> 0
        or d.purchase_cost_usd_sum <> 0 or d.purchase_cost_usd_count <> 0
        or d.inbound_freight_usd_sum <> 0 or d.inbound_freight_usd_count <> 0
@@ -239,8 +266,15 @@ begin
   if ids is null then
     return null;
   end if;
+  if current_setting('transaction_isolation') <> 'read committed' then
+    -- This UPDATE would miss a rollup row that a concurrent daily write committed after
+    -- the transaction's snapshot (it waited for that write's share lock on the product).
+    raise exception 'products must be updated in READ COMMITTED, not %', current_setting('transaction_isolation')
+      using errcode = '0A000',
+            hint = 'product-cost-export keeps copies of product attributes in product_period_costs';
+  end if;
   -- A rollup row belongs to whichever product has its id after the statement (the foreign
-  -- key lets an id move only to a product without daily rows, or in a swap).
+  -- key lets an id move only to a product without daily rows, which has no rollup rows).
   update product_period_costs r set
     erp_product_id = c.erp_product_id,
     erp_sku        = c.erp_sku,
@@ -261,7 +295,7 @@ create or replace function product_period_costs_rebuild() returns void
   language plpgsql security definer set search_path from current
 as $fn$
 begin
-  -- Writers wait until the rebuild commits; readers go on (and see the old rollup until then).
+  -- Writers wait until the rebuild commits, and so do readers of the rollup (TRUNCATE locks it).
   lock table product_daily_costs, products in share row exclusive mode;
   truncate product_period_costs;
   insert into product_period_costs

@@ -31,6 +31,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
+import { SERVING_SETTINGS } from "../../src/db/client.ts";
 import { productCostsStatement } from "../../src/db/product-costs.ts";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
 
@@ -308,7 +309,7 @@ const rollupRows = psql(dbUrl, "select period || ' ' || count(*) from product_pe
 const NO_INDEXES = "set enable_indexscan = off; set enable_bitmapscan = off; set enable_indexonlyscan = off;";
 // As the service runs its query: its pool's settings (src/db/client.ts), and no parallel
 // workers (a cursor's portal never uses them).
-const AS_SERVICE = "set work_mem = '16MB'; set random_page_cost = 1.1; set max_parallel_workers_per_gather = 0;";
+const AS_SERVICE = [...Object.entries(SERVING_SETTINGS), ["max_parallel_workers_per_gather", "0"]].map(([k, v]) => `set ${k} = '${v}';`).join(" ");
 
 interface Row {
   s: Scenario;

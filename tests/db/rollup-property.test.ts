@@ -141,7 +141,7 @@ const CHOSEN = (sql: Sql, keys: { ids: string[]; dates: string[] }) =>
 
 /** One random write; returns its name for the failure message. */
 async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<string> {
-  const kind = r.int(0, 11);
+  const kind = r.int(0, 12); // 11 and 12: products change
   switch (kind) {
     case 0:
     case 1:
@@ -221,7 +221,7 @@ async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<string>
     default: {
       // Products change too; the rollup's copies of their attributes must follow.
       const ids = Array.from({ length: r.int(1, 8) }, () => String(r.int(1, PRODUCTS)));
-      const change = r.int(0, 3);
+      const change = r.int(0, 4);
       if (change === 0) {
         await sql`update products set is_sample = not is_sample where product_id = any(${ids}::bigint[])`;
       } else if (change === 1) {
@@ -229,6 +229,15 @@ async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<string>
                   erp_product_id = ${r.chance(0.3) ? null : String(r.int(1, 9) * 100)}::bigint where product_id = any(${ids}::bigint[])`;
       } else if (change === 2) {
         await sql`update products set product_name = ${r.pick(["Renamed", "", null])}::text where product_id = any(${ids}::bigint[])`;
+      } else if (change === 3) {
+        // MERGE fires the same statement triggers; and a product without daily rows changes its id.
+        await sql`merge into products p using (select product_id, erp_sku from products where product_id = any(${ids}::bigint[])) s
+                  on p.product_id = s.product_id
+                  when matched then update set erp_sku = coalesce(s.erp_sku, '') || '-M', is_sample = not p.is_sample`;
+        const id = 2000 + r.int(0, 10_000);
+        await sql`insert into products (product_id, erp_sku) values (${id}, 'LONELY') on conflict do nothing`;
+        await sql`update products set product_id = ${id + 20_000}, erp_sku = 'MOVED' where product_id = ${id}
+                  and not exists (select 1 from products where product_id = ${id + 20_000})`;
       } else {
         // The ETL's product upsert: unchanged products, changed ones, and a brand-new one.
         await sql`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample)
@@ -416,24 +425,42 @@ describe.each(backends())("period rollup on $name", (backend) => {
   if (backend.name !== "embedded") test("a product renamed while daily rows open new periods: every copy ends current", async () => {
     const r = prng(SEED ^ 0xa77);
     await reset(r);
-    // Each round: a transaction renames product 1 and holds its commit; meanwhile a row for
-    // product 1 on a day of a month with no rows yet (a new rollup row for its month, and
-    // for a new quarter and year too) is inserted. The insert must wait for the rename and
-    // copy the new name; reading the products row without a lock would copy the old one.
-    for (let round = 0; round < 6; round++) {
-      let renamed!: () => void;
-      const renameDone = new Promise<void>((resolve) => (renamed = resolve));
-      const rename = db.admin.begin(async (tx) => {
-        await tx`update products set erp_sku = ${`RACE-${round}`}, is_sample = not is_sample where product_id = 1`;
-        renamed();
+    // Each round writes a row for product 1 on a day of a month with no rows yet (a new
+    // rollup row for its month, and for a new quarter and year too) while product 1 is
+    // renamed, one of the two holding its commit:
+    // - rename first: the insert must wait for it and copy the new name (reading the
+    //   products row without a lock would copy the old one);
+    // - insert first: the rename must wait for it, and then rewrite the new rollup rows too.
+    const rename = (sql: Sql, round: number) =>
+      sql`update products set erp_sku = ${`RACE-${round}`}, is_sample = not is_sample where product_id = 1`;
+    const insert = (sql: Sql, round: number) =>
+      sql`insert into product_daily_costs (product_id, cost_date, purchase_cost_usd) values (1, ${`${2030 + round}-0${1 + (round % 9)}-15`}, 1)`;
+    for (let round = 0; round < 8; round++) {
+      const renameFirst = round % 2 === 0;
+      let started!: () => void;
+      const firstDone = new Promise<void>((resolve) => (started = resolve));
+      const held = db.admin.begin(async (tx) => {
+        await (renameFirst ? rename(tx, round) : insert(tx, round));
+        started();
         await Bun.sleep(150);
       });
-      await renameDone;
-      const day = `${2030 + round}-0${1 + (round % 9)}-15`;
-      await Promise.all([rename, db.admin`insert into product_daily_costs (product_id, cost_date, purchase_cost_usd) values (1, ${day}, 1)`]);
-      expect({ round, drift: await rollupDrift(db.admin) }).toEqual({ round, drift: [] });
+      await firstDone;
+      await Promise.all([held, renameFirst ? insert(db.admin, round) : rename(db.admin, round)]);
+      expect({ round, renameFirst, drift: await rollupDrift(db.admin) }).toEqual({ round, renameFirst, drift: [] });
     }
     await expectFastEqualsNaive(r, "after the renames");
+  });
+
+  test("products are written in READ COMMITTED: a change in another isolation level is refused, and nothing is lost", async () => {
+    const r = prng(SEED ^ 0x150);
+    await reset(r);
+    const error = await db.admin
+      .begin("isolation level repeatable read", (tx) => tx`update products set erp_sku = 'RR' where product_id = 1`)
+      .catch((e) => e);
+    expect([error.code, error.message]).toEqual(["0A000", "products must be updated in READ COMMITTED, not repeatable read"]);
+    // An update that changes no attribute touches no copy, so it is allowed at any level.
+    await db.admin.begin("isolation level serializable", (tx) => tx`update products set erp_sku = erp_sku where product_id = 1`);
+    expect(await rollupDrift(db.admin)).toEqual([]);
   });
 
   test("migrate builds the rollup of a database that already holds daily rows", async () => {
