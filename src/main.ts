@@ -44,6 +44,14 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     ...(config.rateLimitPerMinute > 0 ? { rateLimiter: createRateLimiter(config.rateLimitPerMinute) } : {}),
     metrics,
   });
+  // From here on nothing stops the process but a signal: a failure that escaped a request's
+  // own handling is logged with its cause and counted, and the service keeps serving.
+  const survive = (kind: string) => (err: unknown) => {
+    logger.error(`${kind}, the service keeps running`, errorFields(err));
+    metrics?.unhandledError();
+  };
+  process.removeAllListeners("uncaughtException").on("uncaughtException", survive("uncaught exception"));
+  process.removeAllListeners("unhandledRejection").on("unhandledRejection", survive("unhandled rejection"));
   const tlsServed = tlsDigest(config);
   const server = listen(config, createHandler(app, logger, metrics?.observer(app.routes)));
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
@@ -130,8 +138,9 @@ async function main(argv: string[]): Promise<void> {
 
   const config = loadConfig(flags, process.env);
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
-  // Last resort: a failure nothing else caught is logged with its cause (never to a client),
-  // then the process exits 1 so systemd restarts it in a known state.
+  // Last resort while starting (and for migrate): a failure nothing else caught is logged with
+  // its cause (never to a client), then the process exits 1. Once serving, serve() replaces
+  // these with handlers that log and keep running.
   const fatal = (kind: string) => (err: unknown) => {
     logger.error(`fatal: ${kind}`, errorFields(err));
     process.exit(1);

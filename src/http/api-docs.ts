@@ -1,9 +1,7 @@
 // The OpenAPI 3.0 document (GET /openapi.json) and Swagger UI (GET /docs), neither behind
-// a key. @elysiajs/openapi's generator builds the paths from the routes (parameters from
-// the TypeBox query schema); the product-costs operation supplies its own responses so each
+// a key. @elysiajs/openapi's generator builds the paths from the routes; the product-costs operation supplies its own responses so each
 // status lists exactly the content types the service sends (the generator would give every
-// response application/json only, and the 200 is also text/csv). Parameter descriptions
-// are moved from the schema to the parameter, where Swagger UI shows them.
+// response application/json only, and the 200 is also text/csv), and its own parameters.
 // Swagger UI's script and stylesheet are embedded in the executable and served from
 // /docs/assets/, so the page works on a machine without internet access; its CSP forbids
 // any other origin, so a forgotten external reference would fail loudly, not leak.
@@ -37,6 +35,36 @@ const RETRY_AFTER = {
   ...REQUEST_ID,
   "Retry-After": { description: "Seconds to wait before trying again (with RATE_LIMITED and OVERLOADED).", schema: { type: "integer" } as const },
 };
+
+/**
+ * The query parameters of GET /external/v1/product-costs. Written out, not generated from a
+ * route schema: the route has none, so that the service's own validator is the only parser
+ * of the query (a second one, Elysia's, read `??` and `#` differently).
+ */
+export const PRODUCT_COSTS_PARAMETERS: NonNullable<DocumentDecoration["parameters"]> = [
+  {
+    name: "month_from",
+    in: "query",
+    required: true,
+    description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).",
+    // `example`, not `examples`: the document is OpenAPI 3.0
+    schema: { type: "string", format: "date", example: "2026-10-01" },
+  },
+  {
+    name: "month_to",
+    in: "query",
+    required: true,
+    description: "Inclusive end date, YYYY-MM-DD. Must not be before month_from.",
+    schema: { type: "string", format: "date", example: "2026-10-31" },
+  },
+  {
+    name: "segment",
+    in: "query",
+    required: false,
+    description: "normal = normal products; sample = sample products; all = both.",
+    schema: { type: "string", enum: ["normal", "sample", "all"], default: "normal" },
+  },
+];
 
 /** The responses of GET /external/v1/product-costs: every status the service can answer, with its body. */
 export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"]> = {
@@ -148,22 +176,6 @@ const DOCS_PAGE = SwaggerUIRender(
   },
 );
 
-type Operation = { parameters?: { description?: string; schema?: { description?: string } }[] };
-
-/** The generator puts a query parameter's description in its schema; Swagger UI shows the parameter's own. */
-function hoistParameterDescriptions(paths: Record<string, Record<string, Operation> | undefined>): void {
-  for (const item of Object.values(paths)) {
-    for (const op of Object.values(item ?? {})) {
-      for (const p of op.parameters ?? []) {
-        if (p.schema?.description === undefined) continue;
-        const { description, ...schema } = p.schema;
-        p.description ??= description;
-        p.schema = schema;
-      }
-    }
-  }
-}
-
 /** Routes: /openapi.json, /docs and its assets. Hidden from the document themselves. */
 export function apiDocs() {
   const hidden = { detail: { hide: true } };
@@ -175,7 +187,6 @@ export function apiDocs() {
       () => {
         if (!document) {
           const { paths, components } = toOpenAPISchema(app, undefined, undefined, undefined, "3.0.3");
-          hoistParameterDescriptions(paths as never);
           document = {
             openapi: "3.0.3",
             info: DOCUMENTATION.info,

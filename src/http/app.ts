@@ -10,7 +10,7 @@ import { readProductCosts } from "../db/product-costs.ts";
 import type { Logger } from "../log.ts";
 import { rangeDays, validateProductCostParams } from "../validation/product-cost-params.ts";
 import { ADMISSION_DEFAULTS, createAdmission, type Admission } from "./admission.ts";
-import { apiDocs, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
+import { apiDocs, PRODUCT_COSTS_PARAMETERS, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
 import { createErrorHandler } from "./error-handler.ts";
 import {
   INVALID_API_KEY,
@@ -25,7 +25,6 @@ import { negotiateCompression } from "./compression.ts";
 import { contextOf } from "./request-context.ts";
 import { detailResponse } from "./responses.ts";
 import { rowsResponse } from "./rows-response.ts";
-import { ProductCostQuery } from "./schemas.ts";
 
 export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
 
@@ -71,9 +70,9 @@ export function createApp(deps: AppDeps) {
     .get(
       PRODUCT_COSTS_PATH,
       async ({ request }) => {
-        // Our validator is the authority (Starlette's parsing, Pydantic's messages); Elysia's
-        // schema check above it uses the same date rule and so has already agreed.
-        const checked = validateProductCostParams(request.url);
+        // The one validator (Starlette's query parsing, Pydantic's messages) reads the query
+        // the handler read at arrival; Elysia is given no query schema, so it never parses it.
+        const checked = validateProductCostParams(contextOf(request).target.query);
         if (!checked.ok) throw new RequestValidationError(checked.errors);
         const { monthFrom, monthTo, segment } = checked.params;
         if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
@@ -89,7 +88,6 @@ export function createApp(deps: AppDeps) {
         return negotiateCompression(request, rowsResponse(request, batches, contextOf(request), checked.params));
       },
       {
-        query: ProductCostQuery,
         detail: {
           summary: "List product costs",
           description:
@@ -97,6 +95,7 @@ export function createApp(deps: AppDeps) {
             "null means not costed; 0 is a costed zero.",
           security: [{ bearerAuth: [] }],
           tags: ["product costs"],
+          parameters: PRODUCT_COSTS_PARAMETERS,
           // Written out (not derived from a `response` map) so that each status lists the
           // content types actually sent: the 200 is JSON or CSV, every error is JSON.
           responses: PRODUCT_COSTS_RESPONSES,
@@ -105,7 +104,7 @@ export function createApp(deps: AppDeps) {
     );
 
   return new Elysia()
-    .onError(createErrorHandler(deps.logger))
+    .onError(createErrorHandler())
     .use(apiDocs())
     .use(metricsRoute(deps.metrics))
     .get("/healthz", () => detailResponse(200, "OK"), { detail: { hide: true } })

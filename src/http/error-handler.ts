@@ -1,18 +1,16 @@
 // The one place where anything thrown while answering becomes a response. It maps:
 //   ApiError                     → its status and {"detail":"<CODE>"}
 //   RequestValidationError       → 422 {"detail":[items]}
-//   Elysia's own query check     → 422 with our FastAPI-exact items (recomputed from the URL)
 //   unknown path / wrong method  → 404 {"detail":"Not Found"} / 405 {"detail":"Method Not Allowed"}
 //   database unavailable/timeout → 503 {"detail":"DATABASE_UNAVAILABLE"}
 //   anything else                → 500 {"detail":"INTERNAL_ERROR"}, the cause in the log only.
 
 import { isDatabaseUnavailable } from "../db/errors.ts";
-import type { Logger } from "../log.ts";
 import { ClientClosedRequestError } from "./admission.ts";
-import { validateProductCostParams } from "../validation/product-cost-params.ts";
 import { ApiError, DATABASE_UNAVAILABLE, INTERNAL_ERROR, RequestValidationError } from "./errors.ts";
 import { contextOf } from "./request-context.ts";
-import { detailResponse } from "./responses.ts";
+import type { RequestTarget } from "./request-target.ts";
+import { detailResponse, SECURITY_HEADERS } from "./responses.ts";
 
 /** Paths served, with the methods each accepts, for 405 and its Allow header. */
 const ALLOWED_METHODS: Record<string, string> = {
@@ -25,35 +23,29 @@ const ALLOWED_METHODS: Record<string, string> = {
   "/docs/assets/swagger-ui.css": "GET, HEAD",
 };
 
-function pathOf(request: Request): string {
-  const url = request.url;
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  const end = url.search(/[?#]/);
-  return start === -1 ? "/" : url.slice(start, end === -1 ? undefined : end);
-}
-
 /**
  * Starlette's redirect_slashes: a path that matches a route only once its trailing slash is
  * removed gets 307 to that path (query kept, empty body), before any auth. Elysia would
  * otherwise serve it as the route itself. Applied to the FastAPI-compatible endpoint.
+ * The Location is relative (RFC 9110 §10.2.2): Starlette echoes the Host header into it,
+ * which would let a client choose where it points.
  */
-export function trailingSlashRedirect(request: Request): Response | null {
-  const path = pathOf(request);
+export function trailingSlashRedirect(target: RequestTarget): Response | null {
+  const { path, query } = target;
   if (path.length < 2 || !path.endsWith("/")) return null;
   const stripped = path.replace(/\/+$/, "");
   if (stripped !== "/external/v1/product-costs") return null;
-  const target = new URL(request.url);
-  target.pathname = stripped;
-  return new Response(null, { status: 307, headers: { location: target.toString() } });
+  const location = stripped + (query === undefined ? "" : "?" + query);
+  return new Response(null, { status: 307, headers: { ...SECURITY_HEADERS, location } });
 }
 
 export function routeNotMatched(request: Request): Response {
-  const allow = ALLOWED_METHODS[pathOf(request)];
+  const allow = ALLOWED_METHODS[contextOf(request).target.path];
   if (allow) return detailResponse(405, "Method Not Allowed", { allow });
   return detailResponse(404, "Not Found");
 }
 
-export function createErrorHandler(logger: Logger) {
+export function createErrorHandler() {
   return ({ code, error, request }: { code: unknown; error: unknown; request: Request }): Response => {
     if (error instanceof ApiError) {
       if (error.status >= 500) contextOf(request).error = error.cause ?? error;
@@ -61,11 +53,6 @@ export function createErrorHandler(logger: Logger) {
     }
     if (error instanceof RequestValidationError) return detailResponse(422, error.items);
     if (code === "NOT_FOUND") return routeNotMatched(request);
-    if (code === "VALIDATION" && (error as { type?: string }).type === "query") {
-      const checked = validateProductCostParams(request.url);
-      if (!checked.ok) return detailResponse(422, checked.errors);
-      logger.error("elysia rejected a query our validator accepted", { request_id: contextOf(request).id, url_length: request.url.length });
-    }
     const context = contextOf(request);
     context.error = error;
     if (isDatabaseUnavailable(error)) return detailResponse(503, DATABASE_UNAVAILABLE().detail);

@@ -1,10 +1,15 @@
 // What the service learns about one request while answering it, for its log line and
-// metrics: its id, which key was used (by fingerprint), how many rows went out, and a
-// promise that settles when a streamed body has been written to the end (or failed).
+// metrics: its id, its target (path and query, read once from the URL), which key was used
+// (by fingerprint), how many rows went out, and a promise that settles when a streamed body
+// has been written to the end (or failed).
+
+import { requestTarget, type RequestTarget } from "./request-target.ts";
 
 export interface RequestContext {
   id: string;
   startedAt: number;
+  /** The path and query the app routes and validates (never the Host header). */
+  target: RequestTarget;
   keyFingerprint?: string;
   rows?: number;
   /** The cause of a 5xx, for the log (never for the body). */
@@ -19,11 +24,12 @@ export function attachContext(request: Request, context: RequestContext): void {
   contexts.set(request, context);
 }
 
-/** The request's context; a fresh one when the app is called without the server wrapper. */
+/** The request's context; a fresh one when the app is called without the server wrapper (tests). */
 export function contextOf(request: Request): RequestContext {
   let context = contexts.get(request);
   if (!context) {
-    context = { id: crypto.randomUUID(), startedAt: performance.now() };
+    const target = requestTarget(request.url) ?? { path: "/", query: undefined };
+    context = { id: crypto.randomUUID(), startedAt: performance.now(), target };
     contexts.set(request, context);
   }
   return context;

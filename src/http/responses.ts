@@ -3,11 +3,13 @@
 
 export const JSON_TYPE = "application/json";
 
-export const BASE_HEADERS: Readonly<Record<string, string>> = {
-  "content-type": JSON_TYPE,
+/** On every answer, bodies or not: nothing is cached, nothing is sniffed. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
 };
+
+export const BASE_HEADERS: Readonly<Record<string, string>> = { "content-type": JSON_TYPE, ...SECURITY_HEADERS };
 
 /** Compact JSON as FastAPI writes it: no spaces, non-ASCII left as UTF-8. */
 export function compactJson(value: unknown): string {

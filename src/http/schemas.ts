@@ -1,33 +1,8 @@
-// TypeBox schemas of the endpoint: they drive the OpenAPI document and Elysia's own
-// query check. The `date` format is Pydantic's lax date (see validation/lax-date.ts), so
-// the schema accepts exactly what the service accepts.
+// TypeBox schemas of the endpoint's bodies, for the OpenAPI document. (The query is
+// validated by validation/product-cost-params.ts alone; its parameters are documented in
+// api-docs.ts.)
 
-import { FormatRegistry, Type as T } from "@sinclair/typebox";
-import { t } from "elysia";
-import { parseLaxDate } from "../validation/lax-date.ts";
-
-// Elysia registers a lenient `date` format of its own (it rolls 2024-02-30 over to March);
-// replace it so that Elysia's check and ours can never disagree.
-FormatRegistry.Set("date", (value) => parseLaxDate(value).ok);
-
-export const ProductCostQuery = t.Object({
-  month_from: t.String({
-    format: "date",
-    description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).",
-    example: "2026-10-01", // `example`, not `examples`: the document is OpenAPI 3.0
-  }),
-  month_to: t.String({
-    format: "date",
-    description: "Inclusive end date, YYYY-MM-DD. Must not be before month_from.",
-    example: "2026-10-31",
-  }),
-  segment: t.Optional(
-    t.UnionEnum(["normal", "sample", "all"], {
-      default: "normal",
-      description: "normal = normal products; sample = sample products; all = both.",
-    }),
-  ),
-});
+import { Type as T } from "@sinclair/typebox";
 
 const amount = (what: string) =>
   T.Number({ nullable: true, description: `${what} in USD, summed over the range. null = not costed; 0 = a costed zero.` });

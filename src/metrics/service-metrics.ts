@@ -40,6 +40,8 @@ export interface PoolState {
 export interface ServiceMetrics {
   /** The exposition text for GET /metrics. */
   render(): string;
+  /** Counts a failure that escaped every request's own handling (logged, never fatal). */
+  unhandledError(): void;
   /** Where the pool gauges read from (the app's admission control). */
   trackPool(read: () => PoolState): void;
   /** Records finished requests; `routes` are the app's route templates (every other path is one label). */
@@ -51,12 +53,8 @@ export interface ServiceMetricsOptions {
   commit: string;
 }
 
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1) return "/";
-  const end = url.slice(start).search(/[?#]/);
-  const path = end === -1 ? url.slice(start) : url.slice(start, start + end);
-  // Elysia serves /docs/ as /docs: count them together.
+/** The route a path is counted under: Elysia serves /docs/ as /docs, so they count together. */
+function routePath(path: string): string {
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }
 
@@ -73,7 +71,12 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   );
   const rows = registry.counter(`${PREFIX}rows_served_total`, "Product cost rows written to response bodies, by format (json or csv).");
   const dbErrors = registry.counter(`${PREFIX}database_errors_total`, "Requests that failed because of the database, by kind (timeout, unavailable, query).");
+  const unhandled = registry.counter(
+    `${PREFIX}unhandled_errors_total`,
+    "Failures no request handled (uncaught exceptions, unhandled rejections): logged, the service keeps running. Any is a bug.",
+  );
   // Every series that can exist without a request label exists from the start, so rate() works at once.
+  unhandled.inc({}, 0);
   for (const format of ["csv", "json"]) rows.inc({ format }, 0);
   for (const kind of DATABASE_ERROR_KINDS) dbErrors.inc({ kind }, 0);
   registry.gauge(
@@ -99,13 +102,14 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
 
   return {
     render: () => registry.render(),
+    unhandledError: () => unhandled.inc({}),
     trackPool(read) {
       pool = read;
     },
     observer(routeList) {
       const routes = new Set(routeList.map((r) => r.path));
       return ({ request, response, context, seconds }) => {
-        const path = pathOf(request.url);
+        const path = routePath(context.target.path);
         const route = routes.has(path) ? path : UNMATCHED_ROUTE;
         const method = METHODS.has(request.method) ? request.method : "OTHER";
         requests.inc({ method, route, status: String(response.status) });

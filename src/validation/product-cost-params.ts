@@ -58,8 +58,9 @@ function checkSegment(raw: string | undefined, errors: ValidationItem[]): Segmen
   return undefined;
 }
 
-export function validateProductCostParams(requestUrl: string): ParamsResult {
-  const query = lastValues(requestUrl);
+/** Validates the raw query string (what follows "?", undefined when there is none). */
+export function validateProductCostParams(queryString: string | undefined): ParamsResult {
+  const query = lastValues(queryString);
   const errors: ValidationItem[] = [];
   const monthFrom = checkDate("month_from", query.get("month_from"), errors);
   const monthTo = checkDate("month_to", query.get("month_to"), errors);

@@ -177,8 +177,18 @@ describe("routing quirks kept from Starlette", () => {
     const { embeddedDatabase } = await import("../support/embedded.ts");
     const app = testApp((await embeddedDatabase()).sql);
     const r = await app.get(`${PATH}/?${OK_QUERY}&segment=all`, {});
-    expect([r.status, r.headers.get("location"), await r.text()]).toEqual([
-      307, `http://localhost${PATH}?${OK_QUERY}&segment=all`, "",
-    ]);
+    expect([r.status, r.headers.get("location"), await r.text()]).toEqual([307, `${PATH}?${OK_QUERY}&segment=all`, ""]);
+  });
+
+  test("the 307's Location is relative, whatever the Host header says, and carries the security headers", async () => {
+    const { embeddedDatabase } = await import("../support/embedded.ts");
+    const app = testApp((await embeddedDatabase()).sql);
+    const r = await app.handle(new Request(`http://evil.example${PATH}//?${OK_QUERY}`, { headers: { host: "evil.example" } }));
+    expect({
+      status: r.status,
+      location: r.headers.get("location"),
+      cache: r.headers.get("cache-control"),
+      nosniff: r.headers.get("x-content-type-options"),
+    }).toEqual({ status: 307, location: `${PATH}?${OK_QUERY}`, cache: "no-store", nosniff: "nosniff" });
   });
 });

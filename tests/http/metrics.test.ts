@@ -53,6 +53,7 @@ describe.each(backends())("metrics on $name", (backend) => {
       `# TYPE ${P}http_request_duration_seconds histogram`,
       `# TYPE ${P}rows_served_total counter`,
       `# TYPE ${P}database_errors_total counter`,
+      `# TYPE ${P}unhandled_errors_total counter`,
       `# TYPE ${P}database_pool_connections gauge`,
       `# TYPE ${P}database_pool_max gauge`,
       `# TYPE ${P}database_pool_waiting gauge`,
@@ -63,6 +64,7 @@ describe.each(backends())("metrics on $name", (backend) => {
     ]);
     expect(samples(text, `${P}build_info`)).toEqual([`${P}build_info{version="1.2.3",commit="abc123"} 1`]);
     expect(samples(text, `${P}rows_served_total`)).toEqual([`${P}rows_served_total{format="csv"} 0`, `${P}rows_served_total{format="json"} 0`]);
+    expect(samples(text, `${P}unhandled_errors_total`)).toEqual([`${P}unhandled_errors_total 0`]);
     expect(text.endsWith("\n")).toBe(true);
   });
 

@@ -100,21 +100,20 @@ export async function startBinary(
   };
 }
 
-/**
- * Settings that point the executable at a database holding the endpoint fixture: the run's
- * PostgreSQL when TEST_DATABASE_URL is set, else an embedded data dir filled with load-csv.
- */
-export async function fixtureDatabaseEnv(binaryPath: string): Promise<Record<string, string>> {
-  const { HAS_POSTGRESQL } = await import("./backends.ts");
+/** The run's PostgreSQL database, holding the endpoint fixture. */
+export async function postgresFixtureEnv(): Promise<Record<string, string>> {
+  const { testDatabase } = await import("./database.ts");
+  const { loadFixture } = await import("./fixtures.ts");
   const { DAILY, PRODUCTS } = await import("../http/fixture.ts");
-  if (HAS_POSTGRESQL) {
-    const { testDatabase } = await import("./database.ts");
-    const { loadFixture } = await import("./fixtures.ts");
-    const db = await testDatabase();
-    await loadFixture(db.admin, PRODUCTS, DAILY);
-    return { DATABASE_URL: db.url };
-  }
+  const db = await testDatabase();
+  await loadFixture(db.admin, PRODUCTS, DAILY);
+  return { DATABASE_URL: db.url };
+}
+
+/** An embedded data dir holding the endpoint fixture, loaded with the executable's own load-csv. */
+export async function embeddedFixtureEnv(binaryPath: string): Promise<Record<string, string>> {
   const { writeFixtureCsv } = await import("./csv-fixture.ts");
+  const { DAILY, PRODUCTS } = await import("../http/fixture.ts");
   const dir = mkdtempSync(join(tmpdir(), "pce-fixture-"));
   const files = writeFixtureCsv(dir, PRODUCTS, DAILY);
   const env = { DATA_DIR: join(dir, "db") };
@@ -123,4 +122,19 @@ export async function fixtureDatabaseEnv(binaryPath: string): Promise<Record<str
     if (r.exitCode !== 0) throw new Error(`load-csv ${table} failed: ${r.stderr.toString()}`);
   }
   return env;
+}
+
+/** Both databases the executable can serve, each holding the endpoint fixture. */
+export const BINARY_BACKENDS: readonly { name: string; env(binaryPath: string): Promise<Record<string, string>> }[] = [
+  { name: "postgresql", env: () => postgresFixtureEnv() },
+  { name: "embedded", env: (binaryPath) => embeddedFixtureEnv(binaryPath) },
+];
+
+/**
+ * Settings that point the executable at a database holding the endpoint fixture: the run's
+ * PostgreSQL when TEST_DATABASE_URL is set, else an embedded data dir filled with load-csv.
+ */
+export async function fixtureDatabaseEnv(binaryPath: string): Promise<Record<string, string>> {
+  const { HAS_POSTGRESQL } = await import("./backends.ts");
+  return HAS_POSTGRESQL ? postgresFixtureEnv() : embeddedFixtureEnv(binaryPath);
 }

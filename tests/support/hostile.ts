@@ -12,6 +12,12 @@ export interface HostileRequest {
   /** The request target as sent: path and query, any bytes (latin1 string). */
   target: string;
   headers: [string, string][];
+  /** On the wire only: the Host header's value, null for none at all. */
+  host: string | null;
+  /** On the wire only: the request line's version ("" for none). */
+  version: string;
+  /** On the wire only: how the target is written in the request line. */
+  form: "origin" | "absolute" | "authority" | "asterisk";
 }
 
 const hex = (b: number) => b.toString(16).padStart(2, "0").toUpperCase();
@@ -73,6 +79,31 @@ const oddHeader: fc.Arbitrary<[string, string]> = fc.oneof(
   fc.tuple(fc.constant("x-huge"), fc.integer({ min: 1000, max: 70_000 }).map((n) => "h".repeat(n))),
 );
 
+/** Host headers: mostly plain, often broken in the ways that once stopped the service (empty, bad port, space, unclosed bracket). */
+const host: fc.Arbitrary<string | null> = fc.oneof(
+  { weight: 5, arbitrary: fc.constant("127.0.0.1") },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      null, "", " ", "a:99999", "a:-1", "a b", "[::1", "[::1]", "[::1]:8080", ":80", "a:", "1.2.3.4.5", "xn--", "x", "user@evil",
+      "a/b?c", "a\\b", "%zz", "a#b", "localhost:0", "\u00e9vil", "a\tb", "..", "[", "]", "a,b", "evil.example", "127.0.0.1:8080:80",
+    ),
+  },
+  { weight: 1, arbitrary: headerText(40) },
+);
+
+const version = fc.oneof(
+  { weight: 8, arbitrary: fc.constant("HTTP/1.1") },
+  { weight: 3, arbitrary: fc.constant("HTTP/1.0") },
+  { weight: 1, arbitrary: fc.constantFrom("HTTP/1.2", "HTTP/2.0", "http/1.1", "HTTP/0.9", "", "HTTP/1.1 extra") },
+);
+
+const form = fc.oneof(
+  { weight: 12, arbitrary: fc.constant("origin" as const) },
+  { weight: 2, arbitrary: fc.constant("absolute" as const) },
+  { weight: 1, arbitrary: fc.constantFrom("authority" as const, "asterisk" as const) },
+);
+
 export const METHODS_IN_PROCESS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "PROPFIND", "FOO", "get"];
 /** Methods fetch() refuses to build but a client can send on the wire. */
 export const METHODS_ON_THE_WIRE = [...METHODS_IN_PROCESS, "TRACE", "TRACK", "CONNECT", "M-SEARCH", "PRI"];
@@ -85,12 +116,15 @@ export function hostileRequest(methods: readonly string[], key: string): fc.Arbi
       query: fc.option(query, { freq: 8, nil: null }),
       authorization,
       extra: fc.array(oddHeader, { maxLength: 4 }),
+      host,
+      version,
+      form,
     })
-    .map(({ method, path, query, authorization, extra }) => {
+    .map(({ method, path, query, authorization, extra, host, version, form }) => {
       const headers: [string, string][] = [];
       if (authorization !== null) headers.push(["authorization", authorization.replaceAll("${KEY}", key)]);
       headers.push(...extra);
-      return { method, target: path + (query === null ? "" : "?" + query), headers };
+      return { method, target: path + (query === null ? "" : "?" + query), headers, host, version, form };
     });
 }
 
@@ -154,8 +188,23 @@ export function rawBytesVariant(target: string, seed: number): string {
   return target.replace(/%([0-9A-F]{2})/g, (m, h: string, i: number) => ((i + seed) % 2 === 0 ? String.fromCharCode(parseInt(h, 16)) : m));
 }
 
+/** The target as the request line writes it in `r.form`. */
+export function wireTarget(r: HostileRequest): string {
+  switch (r.form) {
+    case "origin":
+      return r.target;
+    case "absolute":
+      return "http://other.example" + r.target;
+    case "authority":
+      return "other.example:443";
+    case "asterisk":
+      return "*";
+  }
+}
+
 export function serialize(r: HostileRequest): Buffer {
-  const head = [`${r.method} ${r.target} HTTP/1.1`, "Host: 127.0.0.1", ...r.headers.map(([k, v]) => `${k}: ${v}`), "Connection: close"];
+  const line = `${r.method} ${wireTarget(r)}${r.version ? " " + r.version : ""}`;
+  const head = [line, ...(r.host === null ? [] : [`Host: ${r.host}`]), ...r.headers.map(([k, v]) => `${k}: ${v}`), "Connection: close"];
   return Buffer.from(head.join("\r\n") + "\r\n\r\n", "latin1");
 }
 
