@@ -45,6 +45,11 @@ export function routeNotMatched(request: Request): Response {
   return detailResponse(404, "Not Found");
 }
 
+/** The status a failure answers with (503 when the database is unavailable, else 500), also for the log of a body cut short. */
+export function failureStatus(error: unknown): 500 | 503 {
+  return isDatabaseUnavailable(error) ? 503 : 500;
+}
+
 export function createErrorHandler() {
   return ({ code, error, request }: { code: unknown; error: unknown; request: Request }): Response => {
     if (error instanceof ApiError) {
@@ -55,7 +60,7 @@ export function createErrorHandler() {
     if (code === "NOT_FOUND") return routeNotMatched(request);
     const context = contextOf(request);
     context.error = error;
-    if (isDatabaseUnavailable(error)) return detailResponse(503, DATABASE_UNAVAILABLE().detail);
+    if (failureStatus(error) === 503) return detailResponse(503, DATABASE_UNAVAILABLE().detail);
     // Nobody reads this answer; the status is for the log line (nginx's 499).
     if (error instanceof ClientClosedRequestError) return detailResponse(499, "CLIENT_CLOSED_REQUEST");
     return detailResponse(500, INTERNAL_ERROR().detail);

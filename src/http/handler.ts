@@ -1,7 +1,7 @@
 // Wraps the Elysia app into the fetch handler the server runs: reads the request's target
 // once (never trusting the Host header), gives each request its id (X-Request-Id echoed
 // when sane, else generated), and writes one log line per request once its body has been
-// sent (streams included).
+// sent (streams included), with the bytes sent and how the body ended.
 //
 // Nothing a request does may stop the process: the app's failures become a 500 here, and
 // the work after the answer (log line, metrics) is guarded so that its failure is logged,
@@ -9,11 +9,13 @@
 
 import { errorFields, type Logger } from "../log.ts";
 import type { App } from "./app.ts";
-import { trailingSlashRedirect } from "./error-handler.ts";
+import { failureStatus, trailingSlashRedirect } from "./error-handler.ts";
+import type { RequestObservation } from "../metrics/service-metrics.ts";
+import { observeBody, type BodyEnd, type BodyOutcome } from "./observed-body.ts";
 import { attachContext, type RequestContext } from "./request-context.ts";
 import { oversizedRequest } from "./request-guard.ts";
 import { internalUrl, requestTarget } from "./request-target.ts";
-import { detailResponse } from "./responses.ts";
+import { bodyBytesOf, detailResponse } from "./responses.ts";
 
 // An incoming request id is echoed only if it is short and plain, so logs cannot be forged.
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -21,8 +23,8 @@ const LOGGED_PATH_MAX = 256;
 
 export type FetchHandler = (request: Request) => Promise<Response>;
 
-/** Called once per request when its body is done; `seconds` is the same duration the log line shows. */
-export type RequestObserver = (o: { request: Request; response: Response; context: RequestContext; seconds: number }) => void;
+/** Called once per request when its body is done, with what the log line shows. */
+export type RequestObserver = (o: RequestObservation) => void;
 
 export function createHandler(app: App, logger: Logger, observe?: RequestObserver): FetchHandler {
   return async (arrived) => {
@@ -51,24 +53,53 @@ export function createHandler(app: App, logger: Logger, observe?: RequestObserve
       response.headers.set("x-request-id", context.id);
     } catch (err) {
       context.error = err;
+      context.streamed = false;
       response = detailResponse(500, "INTERNAL_ERROR", { "x-request-id": context.id });
     }
-    const done = context.bodyDone ?? Promise.resolve();
-    const finish = () => {
+    let ended: Promise<BodyOutcome>;
+    if (context.streamed && response.body) {
+      const observed = observeBody(response.body as ReadableStream<Uint8Array>, arrived.signal);
+      response = new Response(observed.body, { status: response.status, headers: response.headers });
+      ended = observed.outcome;
+    } else {
+      ended = Promise.resolve({ end: "complete", bytes: request.method === "HEAD" ? 0 : bodyBytesOf(response) });
+    }
+    const sent = response.status;
+    void ended.then((outcome) => {
       const seconds = (performance.now() - context.startedAt) / 1000;
       try {
-        logRequest(logger, request.method, response.status, context, seconds);
-        observe?.({ request, response, context, seconds });
+        const status = loggedStatus(sent, outcome.end, context);
+        logRequest(logger, request.method, status, sent, outcome, context, seconds);
+        observe?.({ request, response, status, end: outcome.end, context, seconds });
       } catch (err) {
         logger.error("request bookkeeping failed", { request_id: context.id, ...errorFields(err) });
       }
-    };
-    void done.then(finish, finish);
+    });
     return response;
   };
 }
 
-function logRequest(logger: Logger, method: string, status: number, context: RequestContext, seconds: number): void {
+/**
+ * The status a request is logged and counted with: the one sent, unless the body was cut
+ * short. Then 499 when the client went away (nginx's "client closed request"), or the status
+ * the failure would have answered (503, 500) when the server broke it off: a body that did
+ * not reach its end is never logged as a 200.
+ */
+function loggedStatus(sent: number, end: BodyEnd, context: RequestContext): number {
+  if (end === "client_closed") return 499;
+  if (end === "failed") return failureStatus(context.error);
+  return sent;
+}
+
+function logRequest(
+  logger: Logger,
+  method: string,
+  status: number,
+  sent: number,
+  outcome: BodyOutcome,
+  context: RequestContext,
+  seconds: number,
+): void {
   const path = context.target.path;
   const fields: Record<string, unknown> = {
     request_id: context.id,
@@ -78,9 +109,11 @@ function logRequest(logger: Logger, method: string, status: number, context: Req
     status,
     duration_ms: Math.round(seconds * 10000) / 10,
   };
+  if (outcome.bytes !== undefined) fields.bytes = outcome.bytes;
+  if (status !== sent) fields.status_sent = sent;
   if (context.rows !== undefined) fields.rows = context.rows;
   if (context.keyFingerprint) fields.key = context.keyFingerprint;
-  if (context.error !== undefined) Object.assign(fields, errorFields(context.error));
-  const level = status >= 500 || (context.error !== undefined && status < 400) ? "error" : "info";
-  logger[level]("request", fields);
+  // A client that left is no error of ours: no cause to report.
+  if (context.error !== undefined && status !== 499) Object.assign(fields, errorFields(context.error));
+  logger[status >= 500 ? "error" : "info"]("request", fields);
 }

@@ -1,7 +1,7 @@
 // What the service learns about one request while answering it, for its log line and
 // metrics: its id, its target (path and query, read once from the URL), which key was used
-// (by fingerprint), how many rows went out, and a promise that settles when a streamed body
-// has been written to the end (or failed).
+// (by fingerprint), how many rows went out, and whether the body is streamed (its end is
+// then watched by the handler).
 
 import { requestTarget, type RequestTarget } from "./request-target.ts";
 
@@ -14,8 +14,8 @@ export interface RequestContext {
   rows?: number;
   /** The cause of a 5xx, for the log (never for the body). */
   error?: unknown;
-  /** Set by routes that stream: resolves when the last byte is written or the stream fails. */
-  bodyDone?: Promise<void>;
+  /** Set by routes that stream their body: the handler then watches how the body ends. */
+  streamed?: boolean;
 }
 
 const contexts = new WeakMap<Request, RequestContext>();

@@ -16,8 +16,17 @@ export function compactJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+const bodyBytes = new WeakMap<Response, number>();
+
 export function jsonResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
-  return new Response(body, { status, headers: { ...BASE_HEADERS, ...headers } });
+  const response = new Response(body, { status, headers: { ...BASE_HEADERS, ...headers } });
+  bodyBytes.set(response, Buffer.byteLength(body));
+  return response;
+}
+
+/** The size of a body built here (for the request log), undefined for any other response. */
+export function bodyBytesOf(response: Response): number | undefined {
+  return bodyBytes.get(response);
 }
 
 export function detailResponse(status: number, detail: unknown, headers: Record<string, string> = {}): Response {

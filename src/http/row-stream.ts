@@ -2,6 +2,8 @@
 // when this runs (so the 200 is only sent for a query that works). If a later batch
 // fails, the stream errors, and the server aborts the connection instead of ending the
 // chunked body: the client sees a broken transfer, never a short array that looks whole.
+// The request's context counts the rows written and keeps the cause of a failure; the
+// handler sees how the body ended (observed-body.ts).
 
 import type { ProductCostRow, RowBatches } from "../db/product-costs.ts";
 import type { RequestContext } from "./request-context.ts";
@@ -24,14 +26,8 @@ export const JSON_ARRAY: RowEncoding = {
 };
 
 export function rowStream(batches: RowBatches, context: RequestContext, encoding: RowEncoding): ReadableStream<Uint8Array> {
-  let rows = batches.first.length;
-  let settle!: () => void;
-  context.bodyDone = new Promise<void>((resolve) => (settle = resolve));
-  const finish = (error?: unknown) => {
-    context.rows = rows;
-    if (error !== undefined) context.error = error;
-    settle();
-  };
+  context.streamed = true;
+  context.rows = 0; // rows written to the body so far
   const rest = batches.rest();
   let opened = false;
 
@@ -41,35 +37,33 @@ export function rowStream(batches: RowBatches, context: RequestContext, encoding
         if (!opened) {
           opened = true;
           controller.enqueue(encoder.encode(encoding.begin(batches.first)));
+          context.rows = batches.first.length;
           return;
         }
         const next = await rest.next();
         if (next.done) {
           if (encoding.end) controller.enqueue(encoder.encode(encoding.end));
           controller.close();
-          finish();
           return;
         }
         if (next.value.length === 0) return;
-        const chunk = encoding.more(next.value, rows);
-        rows += next.value.length;
-        controller.enqueue(encoder.encode(chunk));
+        const written = context.rows ?? 0;
+        controller.enqueue(encoder.encode(encoding.more(next.value, written)));
+        context.rows = written + next.value.length;
       } catch (err) {
         // Erroring the stream makes Bun abort the connection without the last chunk. The
         // cause goes to the request's log line; erroring with no value keeps Bun from also
         // printing it, source lines and all, to stderr.
+        context.error = err;
         controller.error(undefined);
         await batches.close(err);
-        finish(err);
       }
     },
     async cancel(reason) {
       // The client went away: close the read first (a batch in flight is cancelled, the
       // cursor closed, the connection freed), then the generator, which waits for that batch.
-      const cause = reason ?? new Error("client disconnected");
-      await batches.close(cause);
+      await batches.close(reason ?? new Error("client disconnected"));
       await rest.return(undefined).catch(() => {});
-      finish(cause);
     },
   });
 }

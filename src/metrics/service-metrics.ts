@@ -4,6 +4,7 @@
 // key, fingerprint, query string or URL: nothing a scrape could leak.
 
 import { DATABASE_ERROR_KINDS, databaseErrorKind } from "../db/error-kind.ts";
+import type { BodyEnd } from "../http/observed-body.ts";
 import type { RequestContext } from "../http/request-context.ts";
 import { Registry } from "./registry.ts";
 
@@ -20,6 +21,10 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 export interface RequestObservation {
   request: Request;
   response: Response;
+  /** As logged: the status sent, or 499 / 5xx for a body cut short (see http/handler.ts). */
+  status: number;
+  /** How the body ended. */
+  end: BodyEnd;
   context: RequestContext;
   /** From the request's arrival to the last byte of its body (or the failure). */
   seconds: number;
@@ -71,12 +76,17 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   );
   const rows = registry.counter(`${PREFIX}rows_served_total`, "Product cost rows written to response bodies, by format (json or csv).");
   const dbErrors = registry.counter(`${PREFIX}database_errors_total`, "Requests that failed because of the database, by kind (timeout, unavailable, query).");
+  const cutShort = registry.counter(
+    `${PREFIX}responses_cut_short_total`,
+    "Responses whose body ended before its last byte, by cause: client (the client went away: logged as 499) or server (a failure while streaming: logged as 5xx).",
+  );
   const unhandled = registry.counter(
     `${PREFIX}unhandled_errors_total`,
     "Failures no request handled (uncaught exceptions, unhandled rejections): logged, the service keeps running. Any is a bug.",
   );
   // Every series that can exist without a request label exists from the start, so rate() works at once.
   unhandled.inc({}, 0);
+  for (const cause of ["client", "server"]) cutShort.inc({ cause }, 0);
   for (const format of ["csv", "json"]) rows.inc({ format }, 0);
   for (const kind of DATABASE_ERROR_KINDS) dbErrors.inc({ kind }, 0);
   registry.gauge(
@@ -108,11 +118,12 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     },
     observer(routeList) {
       const routes = new Set(routeList.map((r) => r.path));
-      return ({ request, response, context, seconds }) => {
+      return ({ request, response, status, end, context, seconds }) => {
         const path = routePath(context.target.path);
         const route = routes.has(path) ? path : UNMATCHED_ROUTE;
         const method = METHODS.has(request.method) ? request.method : "OTHER";
-        requests.inc({ method, route, status: String(response.status) });
+        requests.inc({ method, route, status: String(status) });
+        if (end !== "complete") cutShort.inc({ cause: end === "client_closed" ? "client" : "server" });
         duration.observe({ route }, seconds);
         if (context.rows !== undefined) {
           const format = response.headers.get("content-type")?.startsWith("text/csv") ? "csv" : "json";

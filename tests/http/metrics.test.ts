@@ -7,6 +7,7 @@ import { createPool } from "../../src/db/client.ts";
 import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { backends, type BackendHandle } from "../support/backends.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
+import { waitUntil } from "../support/faults.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, PRODUCTS } from "./fixture.ts";
 
@@ -53,6 +54,7 @@ describe.each(backends())("metrics on $name", (backend) => {
       `# TYPE ${P}http_request_duration_seconds histogram`,
       `# TYPE ${P}rows_served_total counter`,
       `# TYPE ${P}database_errors_total counter`,
+      `# TYPE ${P}responses_cut_short_total counter`,
       `# TYPE ${P}unhandled_errors_total counter`,
       `# TYPE ${P}database_pool_connections gauge`,
       `# TYPE ${P}database_pool_max gauge`,
@@ -104,6 +106,24 @@ describe.each(backends())("metrics on $name", (backend) => {
     await (await app.get(JAN + "&segment=sample")).text();
     const { text } = await scrape(app);
     expect(samples(text, `${P}rows_served_total`)).toEqual([`${P}rows_served_total{format="csv"} 7`, `${P}rows_served_total{format="json"} 7`]);
+  });
+
+  test("a body the client abandons counts as 499 and as cut short by the client, never as a 200", async () => {
+    const [app] = fresh({ batchSize: 2 });
+    const res = await app.get(JAN);
+    const reader = res.body!.getReader();
+    await reader.read(); // "[" and the first batch of two rows
+    await reader.cancel(new Error("the client went away"));
+    await waitUntil("the request is logged", () => app.logs.some((l) => l.msg === "request"));
+    const { text } = await scrape(app);
+    expect(samples(text, `${P}http_requests_total`).filter((l) => l.includes("product-costs"))).toEqual([
+      `${P}http_requests_total{method="GET",route="/external/v1/product-costs",status="499"} 1`,
+    ]);
+    expect(samples(text, `${P}responses_cut_short_total`)).toEqual([
+      `${P}responses_cut_short_total{cause="client"} 1`,
+      `${P}responses_cut_short_total{cause="server"} 0`,
+    ]);
+    expect(app.logs.find((l) => l.msg === "request" && l.path === "/external/v1/product-costs")).toMatchObject({ status: 499, status_sent: 200, level: "info", rows: 2 });
   });
 
   test("records each request's latency in the histogram of its route", async () => {

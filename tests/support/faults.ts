@@ -83,6 +83,8 @@ export interface RawExchange {
   resume(): void;
   /** Closes the socket at once (a client that goes away). */
   destroy(): void;
+  /** Resets the connection (TCP RST), as a client that crashes or a proxy that gives up. */
+  reset(): void;
   /** Resolves when the server closed the connection (or after `timeoutMs`, with false). */
   closed(timeoutMs?: number): Promise<boolean>;
   /** Resolves once at least `bytes` have arrived. */
@@ -120,6 +122,7 @@ export function rawExchange(port: number, text: string | Buffer): RawExchange {
     pause: () => void socket.pause(),
     resume: () => void socket.resume(),
     destroy: () => void socket.destroy(),
+    reset: () => void socket.resetAndDestroy(),
     closed: (timeoutMs = 15000) => until(() => isClosed, timeoutMs),
     async waitFor(bytes, timeoutMs = 15000) {
       if (!(await until(() => size >= bytes || isClosed, timeoutMs)) || size < bytes) {
