@@ -29,7 +29,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: "dataDir", env: "DATA_DIR", flag: "data-dir", kind: "string", default: undefined,
     help: "Embedded database only: keep it in this directory instead of in memory." },
   { key: "demoData", env: "DEMO_DATA", flag: "demo-data", kind: "bool", default: undefined,
-    help: "Embedded database only: load the demo dataset (default: on in memory, off with --data-dir)." },
+    help: "Embedded database only: serve the demo dataset (made-up costs; every answer then says X-Demo-Data: true). Unset: on in memory when run by hand, an error under systemd (set DATABASE_URL or DATA_DIR); false: never." },
   { key: "apiKeys", env: "PRODUCT_COST_API_KEYS", flag: "", kind: "string", default: undefined, secret: true,
     help: "Comma-separated API keys; an entry sha256:<64 hex> is the digest of a key." },
   { key: "apiKeysFile", env: "PRODUCT_COST_API_KEYS_FILE", flag: "api-keys-file", kind: "string", default: undefined,
@@ -53,6 +53,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: "Requests that may wait for a database connection when DB_POOL_MAX reads run; more: 503 OVERLOADED with Retry-After." },
   { key: "requestQueueTimeoutMs", env: "REQUEST_QUEUE_TIMEOUT_MS", flag: "request-queue-timeout-ms", kind: "int", default: 10000,
     min: 0, max: 600000, help: "Longest a request waits for a database connection; longer: 503 OVERLOADED with Retry-After." },
+  { key: "responseBufferMb", env: "RESPONSE_BUFFER_MB", flag: "response-buffer-mb", kind: "int", default: 256, min: 0, max: 65536,
+    help: "Memory (MiB, all answers together) for answers read ahead of slow clients, so a slow client holds memory, not a database connection. One answer takes at most a quarter. 0 = answers stream at each client's pace." },
   { key: "rateLimitPerMinute", env: "RATE_LIMIT_PER_MINUTE", flag: "rate-limit-per-minute", kind: "int", default: 0, min: 0, max: 1000000,
     help: "Requests per minute per API key (bursts up to the same number); more: 429 RATE_LIMITED with Retry-After. 0 = no limit." },
   { key: "maxRangeDays", env: "MAX_RANGE_DAYS", flag: "max-range-days", kind: "int", default: 0, min: 0, max: 10000000,
@@ -83,6 +85,7 @@ export interface Config {
   readonly requestTimeoutMs: number;
   readonly requestQueueMax: number;
   readonly requestQueueTimeoutMs: number;
+  readonly responseBufferMb: number;
   readonly rateLimitPerMinute: number;
   readonly maxRangeDays: number;
   readonly shutdownTimeoutMs: number;
@@ -186,6 +189,31 @@ function checkDatabaseUrl(url: string, source: string, problems: string[]): void
   if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
     problems.push(`${source} must start with postgres:// or postgresql://, got ${parsed.protocol}//`);
   }
+}
+
+/**
+ * Which database `serve` reads when none is configured, failing closed: the embedded demo
+ * data (made-up costs) only when asked for (DEMO_DATA=true) or when a person runs the
+ * executable by hand. Under systemd, or with DEMO_DATA=false, a missing DATABASE_URL is a
+ * configuration error: a credential that did not load must not turn into a service that
+ * answers 200 with demo costs. `underSystemd`: INVOCATION_ID or NOTIFY_SOCKET is set and
+ * stdin is not a terminal (a shell inside a desktop's systemd session is still "by hand").
+ */
+export function checkServeDatabase(config: Config, underSystemd: boolean): void {
+  if (config.databaseUrl || config.dataDir || config.demoData === true) return;
+  if (config.demoData === false) {
+    throw new ConfigError("DEMO_DATA=false and no database: set DATABASE_URL (your PostgreSQL) or DATA_DIR (the embedded database, kept on disk)");
+  }
+  if (underSystemd) {
+    throw new ConfigError(
+      "no database configured: set DATABASE_URL (your PostgreSQL), or DATA_DIR for the embedded database; DEMO_DATA=true serves made-up demo costs on purpose",
+    );
+  }
+}
+
+/** `migrate` changes a database that must outlive it: an in-memory one would be gone at exit. */
+export function checkMigrateDatabase(config: Config): void {
+  if (!config.databaseUrl && !config.dataDir) throw new ConfigError("migrate needs a database to change: set DATABASE_URL or --data-dir");
 }
 
 /** The --help text, generated from SETTINGS so it cannot drift from what is parsed. */

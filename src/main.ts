@@ -5,12 +5,16 @@
 //   product-cost-export systemd-unit  print a hardened systemd unit for this executable
 
 import { loadKeyRing, sha256Hex, type ApiKeyRing } from "./auth/api-keys.ts";
-import { ConfigError, helpText, loadConfig, type Config } from "./config.ts";
+import { checkMigrateDatabase, checkServeDatabase, ConfigError, helpText, loadConfig, type Config } from "./config.ts";
+import { createDatabaseGuard } from "./db/database-guard.ts";
 import { migrate } from "./db/migrations.ts";
 import { openDatabase } from "./db/open.ts";
+import { databaseProblem } from "./db/problems.ts";
+import { checkReadiness } from "./db/readiness.ts";
 import { createAdmission } from "./http/admission.ts";
 import { createApp } from "./http/app.ts";
 import { createHandler } from "./http/handler.ts";
+import { createBufferBudget } from "./http/read-ahead.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
 import { listen } from "./http/server.ts";
 import { runLoadCsv } from "./load/command.ts";
@@ -21,19 +25,24 @@ import { installPath, systemdUnit } from "./systemd-unit.ts";
 import { COMMIT, VERSION } from "./version.ts";
 
 const COMMANDS = ["serve", "migrate", "hash-key", "load-csv", "systemd-unit"] as const;
+const READINESS_TIMEOUT_MS = 2000;
 type Command = (typeof COMMANDS)[number];
 
 async function serve(config: Config, logger: Logger): Promise<void> {
   let keys: ApiKeyRing = loadKeyRing(config);
   const db = await openDatabase(config, true);
   const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
+  const guard = createDatabaseGuard(logger);
+  const readiness = () => checkReadiness(db.readinessSql, READINESS_TIMEOUT_MS, guard);
   const app = createApp({
     keys: () => keys,
     sql: db.sql,
     logger,
     maxRangeDays: config.maxRangeDays,
     firstBatchTimeoutMs: config.statementTimeoutMs + 1000,
-    readiness: () => db.readiness(2000),
+    readiness,
+    guard,
+    demoData: db.servesDemoData,
     connectTimeoutMs: config.dbConnectTimeoutMs,
     admission: createAdmission({
       maxConcurrent: db.sql.options.max, // a read holds a connection while its body streams
@@ -53,7 +62,17 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   process.removeAllListeners("uncaughtException").on("uncaughtException", survive("uncaught exception"));
   process.removeAllListeners("unhandledRejection").on("unhandledRejection", survive("unhandled rejection"));
   const tlsServed = tlsDigest(config);
-  const server = listen(config, createHandler(app, logger, metrics?.observer(app.routes)));
+  // Every answer of a demo says so, so that made-up costs are never mistaken for real ones.
+  const headers = db.servesDemoData ? { "x-demo-data": "true" } : undefined;
+  const server = listen(
+    config,
+    createHandler(app, logger, {
+      observe: metrics?.observer(app.routes),
+      headers,
+      readAhead: createBufferBudget(config.responseBufferMb * 2 ** 20),
+      requestTimeoutMs: config.requestTimeoutMs,
+    }),
+  );
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
   process.on("SIGHUP", () => reloadOnSighup({ config, logger, tlsServed, setKeys: (next) => (keys = next) }));
 
@@ -95,6 +114,12 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   if (keys.size === 0) {
     logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
   }
+  // One line on whether requests will be answered; it keeps serving (and retrying) either way.
+  // (Not once shutting down: closing the pool would fail the check for no reason of the database's.)
+  const ready = await readiness();
+  if (stopping) return;
+  if (ready.ready) logger.info("database ready", { database: db.description });
+  else logger.error("database not ready", { problem: ready.problem.code, cause: ready.problem.cause, fix: ready.problem.fix });
 }
 
 async function runMigrate(config: Config, logger: Logger): Promise<void> {
@@ -102,6 +127,11 @@ async function runMigrate(config: Config, logger: Logger): Promise<void> {
   try {
     const applied = await migrate(db.sql);
     logger.info("migrations applied", { applied, database: db.description });
+  } catch (err) {
+    // A database that cannot be migrated at all: its cause and the fix, in one line.
+    const found = databaseProblem(err);
+    if (found) throw new Error(`cannot migrate: ${found.cause}; ${found.fix}`);
+    throw err;
   } finally {
     await db.close(5);
   }
@@ -147,7 +177,11 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on("uncaughtException", fatal("uncaught exception"));
   process.on("unhandledRejection", fatal("unhandled rejection"));
-  if (command === "migrate") return runMigrate(config, logger);
+  if (command === "migrate") {
+    checkMigrateDatabase(config);
+    return runMigrate(config, logger);
+  }
+  checkServeDatabase(config, Boolean((process.env.INVOCATION_ID || process.env.NOTIFY_SOCKET) && !process.stdin.isTTY));
   return serve(config, logger);
 }
 

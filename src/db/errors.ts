@@ -1,7 +1,10 @@
 // Which database failures mean "the database is unavailable right now" (answered 503
 // DATABASE_UNAVAILABLE) rather than a bug (answered 500). The same table is in the README.
+// Besides an outage, that is every problem of problems.ts: a database that is not
+// PostgreSQL, refuses the credentials, lacks the migrations or does not let the service read.
 
 import postgres from "postgres";
+import { databaseProblem, DatabaseProblemError } from "./problems.ts";
 
 /** SQLSTATEs of a server that is shutting down, starting, overloaded or out of reach. */
 const UNAVAILABLE_SQLSTATES = new Set([
@@ -28,6 +31,7 @@ const UNAVAILABLE_CLIENT_CODES = new Set([
   "CONNECTION_DESTROYED",
   "CONNECT_TIMEOUT",
   "DATABASE_DEADLINE",
+  "NOT_POSTGRESQL",
 ]);
 
 export class DatabaseDeadlineError extends Error {
@@ -38,6 +42,7 @@ export class DatabaseDeadlineError extends Error {
 }
 
 export function isDatabaseUnavailable(err: unknown): boolean {
+  if (err instanceof DatabaseProblemError || databaseProblem(err)) return true;
   if (err instanceof postgres.PostgresError) {
     return UNAVAILABLE_SQLSTATES.has(err.code) || err.code.startsWith("08");
   }

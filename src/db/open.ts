@@ -6,7 +6,7 @@ export type { Database } from "./database.ts";
 
 import type { Config } from "../config.ts";
 import { createPool } from "./client.ts";
-import { readinessOf, type Database } from "./database.ts";
+import type { Database } from "./database.ts";
 import { openEmbedded } from "./embedded/embedded.ts";
 
 /** The URL without its password, for logs. */
@@ -20,22 +20,32 @@ export function redactUrl(url: string): string {
   }
 }
 
-export function openExternal(config: Config, options: { readOnly: boolean; max?: number }): Database {
+/**
+ * An external PostgreSQL. `max` sessions in all: when serving with two or more, one is the
+ * readiness checks' own, so that /readyz does not queue behind reads that fill the pool.
+ */
+export function openExternal(config: Config, options: { readOnly: boolean; max: number }): Database {
   const url = config.databaseUrl!;
-  const sql = createPool({
-    url,
-    max: options.max ?? config.dbPoolMax,
-    connectTimeoutMs: config.dbConnectTimeoutMs,
-    statementTimeoutMs: config.statementTimeoutMs,
-    readOnly: options.readOnly,
-    applicationName: "product-cost-export",
-  });
+  const pool = (max: number) =>
+    createPool({
+      url,
+      max,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      statementTimeoutMs: config.statementTimeoutMs,
+      readOnly: options.readOnly,
+      applicationName: "product-cost-export",
+    });
+  const ownReadiness = options.readOnly && options.max >= 2;
+  const sql = pool(ownReadiness ? options.max - 1 : options.max);
+  const readinessSql = ownReadiness ? pool(1) : sql;
   return {
     sql,
+    readinessSql,
     description: `PostgreSQL at ${redactUrl(url)}`,
     servesDemoData: false,
-    readiness: readinessOf(sql),
-    close: (timeout = 5) => sql.end({ timeout }),
+    close: async (timeout = 5) => {
+      await Promise.all([sql.end({ timeout }), readinessSql === sql ? undefined : readinessSql.end({ timeout })]);
+    },
   };
 }
 
@@ -45,7 +55,7 @@ export function openExternal(config: Config, options: { readOnly: boolean; max?:
  * Serving uses read-only sessions; migrate and load-csv write.
  */
 export async function openDatabase(config: Config, readOnly: boolean): Promise<Database> {
-  if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? undefined : 1 });
+  if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? config.dbPoolMax : 1 });
   return openEmbedded({
     dataDir: config.dataDir,
     demoData: config.demoData ?? config.dataDir === undefined,

@@ -66,6 +66,18 @@ export function productCostsStatement(q: ProductCostQuery): { text: string; para
     : { text: productCostsQuery, params: [q.monthFrom, q.monthTo, q.segment] };
 }
 
+/**
+ * The statements a request may run, each over a range in year 1 (which holds no costs), for
+ * the readiness check: they touch every relation and function the read path needs.
+ */
+export function readPathProbes(): { text: string; params: string[] }[] {
+  return [
+    productCostsStatement({ monthFrom: "0001-01-01", monthTo: "0001-01-01", segment: "all" }), // one day
+    productCostsStatement({ monthFrom: "0001-01-15", monthTo: "0001-03-10", segment: "all" }), // days and months
+    productCostsStatement({ monthFrom: "0001-01-01", monthTo: "0001-01-31", segment: "all" }), // one calendar month
+  ];
+}
+
 /** Waits for `p`, but not longer than `ms`. */
 function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -6,6 +6,8 @@ import { Elysia } from "elysia";
 import type { ApiKeyRing } from "../auth/api-keys.ts";
 import { bearerCredentials } from "../auth/bearer.ts";
 import type { Sql } from "../db/client.ts";
+import type { DatabaseGuard } from "../db/database-guard.ts";
+import type { Readiness } from "../db/readiness.ts";
 import { readProductCosts } from "../db/product-costs.ts";
 import type { Logger } from "../log.ts";
 import { rangeDays, validateProductCostParams } from "../validation/product-cost-params.ts";
@@ -23,7 +25,7 @@ import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
 import { negotiateCompression } from "./compression.ts";
 import { contextOf } from "./request-context.ts";
-import { detailResponse } from "./responses.ts";
+import { compactJson, detailResponse, jsonResponse } from "./responses.ts";
 import { rowsResponse } from "./rows-response.ts";
 
 export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
@@ -36,8 +38,12 @@ export interface AppDeps {
   maxRangeDays: number;
   /** Deadline for the database's first answer (the statement timeout plus a margin). */
   firstBatchTimeoutMs: number;
-  /** Answers /readyz: resolves when the database is reachable and migrated. */
-  readiness: () => Promise<{ ready: boolean; reason?: string }>;
+  /** Answers /readyz: whether a request would be answered now, and if not, why. */
+  readiness: () => Promise<Readiness>;
+  /** Holds requests back while the database is known to be unusable (none: every request tries). */
+  guard?: DatabaseGuard;
+  /** The embedded demo dataset is served: /readyz says so. */
+  demoData?: boolean;
   batchSize?: number;
   /** Bounds concurrent and waiting reads, and the whole-request deadline (defaults: ADMISSION_DEFAULTS). */
   admission?: Admission;
@@ -78,13 +84,15 @@ export function createApp(deps: AppDeps) {
         if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
         if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
 
-        const batches = await admission.read(request, (signal) =>
-          readProductCosts(
-            deps.sql,
-            { monthFrom, monthTo, segment },
-            { batchSize: deps.batchSize ?? 2000, firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal },
-          ),
-        );
+        const read = () =>
+          admission.read(request, (signal) =>
+            readProductCosts(
+              deps.sql,
+              { monthFrom, monthTo, segment },
+              { batchSize: deps.batchSize ?? 2000, firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal },
+            ),
+          );
+        const batches = await (deps.guard ? deps.guard.run(read) : read());
         return negotiateCompression(request, rowsResponse(request, batches, contextOf(request), checked.params));
       },
       {
@@ -112,7 +120,8 @@ export function createApp(deps: AppDeps) {
       "/readyz",
       async () => {
         const r = await deps.readiness();
-        return r.ready ? detailResponse(200, "READY") : detailResponse(503, r.reason ?? "NOT_READY");
+        if (r.ready) return jsonResponse(200, compactJson({ detail: "READY", ...(deps.demoData ? { data: "demo" } : {}) }));
+        return jsonResponse(503, compactJson({ detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix }));
       },
       { detail: { hide: true } },
     )

@@ -7,11 +7,14 @@
 // the work after the answer (log line, metrics) is guarded so that its failure is logged,
 // never thrown into the event loop.
 
+import { databaseProblem } from "../db/problems.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { App } from "./app.ts";
 import { failureStatus, trailingSlashRedirect } from "./error-handler.ts";
 import type { RequestObservation } from "../metrics/service-metrics.ts";
+import { RequestDeadlineError } from "./admission.ts";
 import { observeBody, type BodyEnd, type BodyOutcome } from "./observed-body.ts";
+import { readAhead, type BufferBudget } from "./read-ahead.ts";
 import { attachContext, type RequestContext } from "./request-context.ts";
 import { oversizedRequest } from "./request-guard.ts";
 import { internalUrl, requestTarget } from "./request-target.ts";
@@ -26,7 +29,19 @@ export type FetchHandler = (request: Request) => Promise<Response>;
 /** Called once per request when its body is done, with what the log line shows. */
 export type RequestObserver = (o: RequestObservation) => void;
 
-export function createHandler(app: App, logger: Logger, observe?: RequestObserver): FetchHandler {
+export interface HandlerOptions {
+  /** Records each finished request (metrics). */
+  observe?: RequestObserver;
+  /** Set on every answer (the demo's X-Demo-Data). */
+  headers?: Record<string, string>;
+  /** Memory for answers read ahead of slow clients (read-ahead.ts); none: streamed at the client's pace. */
+  readAhead?: BufferBudget;
+  /** REQUEST_TIMEOUT_MS: from arrival to the last byte of the body (0: no limit). */
+  requestTimeoutMs?: number;
+}
+
+export function createHandler(app: App, logger: Logger, options: HandlerOptions = {}): FetchHandler {
+  const { observe, headers, readAhead: budget, requestTimeoutMs = 0 } = options;
   return async (arrived) => {
     const incoming = arrived.headers.get("x-request-id");
     const context: RequestContext = {
@@ -51,14 +66,20 @@ export function createHandler(app: App, logger: Logger, observe?: RequestObserve
           oversizedRequest(context.target, request.headers) ?? trailingSlashRedirect(context.target) ?? (await app.handle(request));
       }
       response.headers.set("x-request-id", context.id);
+      for (const [name, value] of Object.entries(headers ?? {})) response.headers.set(name, value);
     } catch (err) {
       context.error = err;
       context.streamed = false;
-      response = detailResponse(500, "INTERNAL_ERROR", { "x-request-id": context.id });
+      response = detailResponse(500, "INTERNAL_ERROR", { "x-request-id": context.id, ...headers });
     }
     let ended: Promise<BodyOutcome>;
     if (context.streamed && response.body) {
-      const observed = observeBody(response.body as ReadableStream<Uint8Array>, arrived.signal);
+      const source = response.body as ReadableStream<Uint8Array>;
+      const observed = observeBody(budget ? readAhead(source, budget) : source, {
+        clientGone: arrived.signal,
+        deadlineMs: requestTimeoutMs > 0 ? Math.max(1, requestTimeoutMs - (performance.now() - context.startedAt)) : 0,
+        onDeadline: () => (context.error = new RequestDeadlineError(requestTimeoutMs)),
+      });
       response = new Response(observed.body, { status: response.status, headers: response.headers });
       ended = observed.outcome;
     } else {
@@ -70,7 +91,7 @@ export function createHandler(app: App, logger: Logger, observe?: RequestObserve
       try {
         const status = loggedStatus(sent, outcome.end, context);
         logRequest(logger, request.method, status, sent, outcome, context, seconds);
-        observe?.({ request, response, status, end: outcome.end, context, seconds });
+        observe?.({ request, status, end: outcome.end, context, seconds });
       } catch (err) {
         logger.error("request bookkeeping failed", { request_id: context.id, ...errorFields(err) });
       }
@@ -114,6 +135,10 @@ function logRequest(
   if (context.rows !== undefined) fields.rows = context.rows;
   if (context.keyFingerprint) fields.key = context.keyFingerprint;
   // A client that left is no error of ours: no cause to report.
-  if (context.error !== undefined && status !== 499) Object.assign(fields, errorFields(context.error));
+  if (context.error !== undefined && status !== 499) {
+    Object.assign(fields, errorFields(context.error));
+    const problem = databaseProblem(context.error);
+    if (problem) Object.assign(fields, { problem: problem.code, fix: problem.fix });
+  }
   logger[status >= 500 ? "error" : "info"]("request", fields);
 }

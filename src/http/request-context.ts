@@ -11,6 +11,8 @@ export interface RequestContext {
   /** The path and query the app routes and validates (never the Host header). */
   target: RequestTarget;
   keyFingerprint?: string;
+  /** The format rows are written in, for a 200 of the endpoint. */
+  format?: "json" | "csv";
   rows?: number;
   /** The cause of a 5xx, for the log (never for the body). */
   error?: unknown;

@@ -12,7 +12,8 @@ import { JSON_ARRAY, rowStream } from "./row-stream.ts";
 export const CSV_TYPE = "text/csv; charset=utf-8";
 
 export function rowsResponse(request: Request, batches: RowBatches, context: RequestContext, query: ProductCostQuery): Response {
-  if (preferredRowFormat(request.headers.get("accept")) === "csv") {
+  context.format = preferredRowFormat(request.headers.get("accept"));
+  if (context.format === "csv") {
     // The dates are validated YYYY-MM-DD and the segment one of three words: safe in a file name.
     const filename = `product-costs_${query.monthFrom}_${query.monthTo}_${query.segment}.csv`;
     return new Response(rowStream(batches, context, CSV_TABLE), {

@@ -20,7 +20,6 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 
 export interface RequestObservation {
   request: Request;
-  response: Response;
   /** As logged: the status sent, or 499 / 5xx for a body cut short (see http/handler.ts). */
   status: number;
   /** How the body ended. */
@@ -75,7 +74,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     DURATION_BUCKETS,
   );
   const rows = registry.counter(`${PREFIX}rows_served_total`, "Product cost rows written to response bodies, by format (json or csv).");
-  const dbErrors = registry.counter(`${PREFIX}database_errors_total`, "Requests that failed because of the database, by kind (timeout, unavailable, query).");
+  const dbErrors = registry.counter(`${PREFIX}database_errors_total`, "Requests that failed because of the database, by kind (timeout, unavailable, misconfigured, query).");
   const cutShort = registry.counter(
     `${PREFIX}responses_cut_short_total`,
     "Responses whose body ended before its last byte, by cause: client (the client went away: logged as 499) or server (a failure while streaming: logged as 5xx).",
@@ -118,17 +117,14 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     },
     observer(routeList) {
       const routes = new Set(routeList.map((r) => r.path));
-      return ({ request, response, status, end, context, seconds }) => {
+      return ({ request, status, end, context, seconds }) => {
         const path = routePath(context.target.path);
         const route = routes.has(path) ? path : UNMATCHED_ROUTE;
         const method = METHODS.has(request.method) ? request.method : "OTHER";
         requests.inc({ method, route, status: String(status) });
         if (end !== "complete") cutShort.inc({ cause: end === "client_closed" ? "client" : "server" });
         duration.observe({ route }, seconds);
-        if (context.rows !== undefined) {
-          const format = response.headers.get("content-type")?.startsWith("text/csv") ? "csv" : "json";
-          rows.inc({ format }, context.rows);
-        }
+        if (context.rows !== undefined) rows.inc({ format: context.format ?? "json" }, context.rows);
         const kind = context.error === undefined ? undefined : databaseErrorKind(context.error);
         if (kind) dbErrors.inc({ kind });
       };

@@ -53,9 +53,51 @@ describe("embedded demo data, the default", () => {
     expect(rows.every((r) => Object.keys(r).length === 7)).toBe(true);
   });
 
+  test("every answer says it is a demo (X-Demo-Data: true), whatever its status", async () => {
+    const answers = [
+      await get(server, "month_from=2026-01-01&month_to=2026-01-31"),
+      await fetch(`${server.url}/external/v1/product-costs?month_from=2026-01-01&month_to=2026-01-31`),
+      await fetch(`${server.url}/healthz`),
+      await fetch(`${server.url}/no/such/path`),
+    ];
+    expect(answers.map((r) => [r.status, r.headers.get("x-demo-data")])).toEqual([
+      [200, "true"],
+      [401, "true"],
+      [200, "true"],
+      [404, "true"],
+    ]);
+  });
+
   test("its sessions are read-only and readyz reports the database ready", async () => {
     const res = await fetch(`${server.url}/readyz`);
-    expect([res.status, await res.text()]).toEqual([200, '{"detail":"READY"}']);
+    expect([res.status, await res.text()]).toEqual([200, '{"detail":"READY","data":"demo"}']);
+  });
+});
+
+describe("failing closed: demo data only when asked for or run by hand", () => {
+  test.each([
+    ["under systemd (INVOCATION_ID) with no database", { INVOCATION_ID: "0123456789abcdef" },
+      "no database configured: set DATABASE_URL (your PostgreSQL), or DATA_DIR for the embedded database; DEMO_DATA=true serves made-up demo costs on purpose"],
+    ["under systemd (NOTIFY_SOCKET) with no database", { NOTIFY_SOCKET: "/run/systemd/notify" },
+      "no database configured: set DATABASE_URL (your PostgreSQL), or DATA_DIR for the embedded database; DEMO_DATA=true serves made-up demo costs on purpose"],
+    ["with DEMO_DATA=false and no database", { DEMO_DATA: "false" },
+      "DEMO_DATA=false and no database: set DATABASE_URL (your PostgreSQL) or DATA_DIR (the embedded database, kept on disk)"],
+  ])("%s: exit 2 and one line saying what to set", (_, env, message) => {
+    expect(run(["serve"], { PRODUCT_COST_API_KEYS: KEY, PORT: "0", ...env })).toEqual({ code: 2, stdout: "", stderr: `product-cost-export: ${message}\n` });
+  });
+
+  test("under systemd, DEMO_DATA=true serves the demo on purpose and says so", async () => {
+    const demo = await startBinary(bin.path, { PRODUCT_COST_API_KEYS: KEY, INVOCATION_ID: "0123456789abcdef", DEMO_DATA: "true" }, [], bin.dir);
+    try {
+      const res = await fetch(`${demo.url}/readyz`);
+      expect([res.status, res.headers.get("x-demo-data"), await res.text()]).toEqual([200, "true", '{"detail":"READY","data":"demo"}']);
+    } finally {
+      await demo.stop();
+    }
+  });
+
+  test("migrate with no database to change: exit 2", () => {
+    expect(run(["migrate"])).toEqual({ code: 2, stdout: "", stderr: "product-cost-export: migrate needs a database to change: set DATABASE_URL or --data-dir\n" });
   });
 });
 

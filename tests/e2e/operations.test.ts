@@ -289,12 +289,21 @@ describe("health routes and logs", () => {
       const health = await get(server, "/healthz");
       expect([health.status, await health.text()]).toEqual([200, '{"detail":"OK"}']);
       const ready = await get(server, "/readyz");
-      expect([ready.status, await ready.text()]).toEqual([503, '{"detail":"DATABASE_UNAVAILABLE"}']);
+      expect([ready.status, await ready.json()]).toEqual([
+        503,
+        {
+          detail: "DATABASE_UNAVAILABLE",
+          cause: "PostgreSQL cannot be reached or did not answer in time",
+          fix: "check that PostgreSQL is running and reachable at the host and port of DATABASE_URL",
+        },
+      ]);
       const api = await fetch(server.url + JAN, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "unreachable-1" } });
       expect([api.status, await api.text()]).toEqual([503, '{"detail":"DATABASE_UNAVAILABLE"}']);
       const line = await server.waitForLine((l) => l.request_id === "unreachable-1");
-      expect(line).toMatchObject({ level: "error", msg: "request", status: 503, key: fingerprint(KEY), error_code: "ECONNREFUSED" });
-      expect(typeof line.error).toBe("string");
+      // The start-up check found the database gone, so the guard answers at once with what it knows.
+      expect(line).toMatchObject({ level: "error", msg: "request", status: 503, key: fingerprint(KEY), problem: "DATABASE_UNAVAILABLE" });
+      expect(String(line.error)).toContain("ECONNREFUSED");
+      expect(server.lines.find((l) => l.msg === "database not ready")).toMatchObject({ level: "error", problem: "DATABASE_UNAVAILABLE" });
     } finally {
       expect(await server.stop()).toBe(0);
     }
@@ -304,7 +313,8 @@ describe("health routes and logs", () => {
     const KEY = "log-fields-key-a0b1";
     const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
     try {
-      await (await fetch(server.url + JAN, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "fields-1" } })).text();
+      // identity: `bytes` is then the JSON's own length (compressed, it would be the gzip's).
+      await (await fetch(server.url + JAN, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "fields-1", "accept-encoding": "identity" } })).text();
       await (await fetch(server.url + "/healthz", { headers: { "x-request-id": "fields-2" } })).text();
       const line = await server.waitForLine((l) => l.request_id === "fields-1");
       expect(line).toEqual({
@@ -316,12 +326,21 @@ describe("health routes and logs", () => {
         path: "/external/v1/product-costs",
         status: 200,
         duration_ms: expect.any(Number),
+        bytes: Buffer.byteLength(JANUARY_NORMAL),
         rows: 6,
         key: fingerprint(KEY),
       });
-      expect(Object.keys(await server.waitForLine((l) => l.request_id === "fields-2")).sort()).toEqual(
-        ["duration_ms", "level", "method", "msg", "path", "request_id", "status", "time"],
-      );
+      expect(await server.waitForLine((l) => l.request_id === "fields-2")).toEqual({
+        time: expect.any(String),
+        level: "info",
+        msg: "request",
+        request_id: "fields-2",
+        method: "GET",
+        path: "/healthz",
+        status: 200,
+        duration_ms: expect.any(Number),
+        bytes: '{"detail":"OK"}'.length,
+      });
       expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({
         level: "info",
         version: expect.stringMatching(/^\d+\.\d+\.\d+$/),
@@ -349,7 +368,7 @@ describe("health routes and logs", () => {
     try {
       await (await fetch(server.url + "/healthz", { headers: { "x-request-id": "pretty-1" } })).text();
       const line = String((await server.waitForLine((l) => String(l.raw).includes("request_id=pretty-1"))).raw);
-      expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}request request_id=pretty-1 method=GET path=\/healthz status=200 duration_ms=[\d.]+$/);
+      expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}request request_id=pretty-1 method=GET path=\/healthz status=200 duration_ms=[\d.]+ bytes=15$/);
       expect(server.lines.every((l) => typeof l.raw === "string")).toBe(true); // no JSON at all
     } finally {
       expect(await server.stop()).toBe(0);
@@ -370,9 +389,12 @@ describe("health routes and logs", () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
-    expect(server.lines.map((l) => [l.level, l.msg])).toEqual([
-      ["warn", "no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED"],
-      ["error", "request"],
+    // The start-up check's lines and the request's may come in either order.
+    expect(server.lines.map((l) => `${l.level} ${l.msg}`).sort()).toEqual([
+      "error database not ready",
+      "error database not usable",
+      "error request",
+      "warn no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED",
     ]);
   });
 });

@@ -67,7 +67,14 @@ describe("PostgreSQL down, up, restarted", () => {
   test("starts while PostgreSQL is down: readyz 503, requests 503 DATABASE_UNAVAILABLE within the connect timeout", async () => {
     server = await start(cluster.url("pce"));
     const ready = await fetch(server.url + "/readyz");
-    expect({ status: ready.status, body: await ready.text() }).toEqual({ status: 503, body: UNAVAILABLE });
+    expect({ status: ready.status, body: await ready.json() }).toEqual({
+      status: 503,
+      body: {
+        detail: "DATABASE_UNAVAILABLE",
+        cause: "PostgreSQL cannot be reached or did not answer in time",
+        fix: "check that PostgreSQL is running and reachable at the host and port of DATABASE_URL",
+      },
+    });
     for (let i = 0; i < 3; i++) {
       const r = await call(server);
       expect({ status: r.status, body: r.body }).toEqual({ status: 503, body: UNAVAILABLE });

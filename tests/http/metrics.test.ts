@@ -202,8 +202,9 @@ describe("database errors by kind", () => {
     expect([a.status, await a.text(), b.status, await b.text()]).toEqual([503, '{"detail":"DATABASE_UNAVAILABLE"}', 503, '{"detail":"DATABASE_UNAVAILABLE"}']);
     const { text } = await scrape(refused);
     expect(family(text, `${P}database_errors_total`)).toEqual([
-      `# HELP ${P}database_errors_total Requests that failed because of the database, by kind (timeout, unavailable, query).`,
+      `# HELP ${P}database_errors_total Requests that failed because of the database, by kind (timeout, unavailable, misconfigured, query).`,
       `# TYPE ${P}database_errors_total counter`,
+      `${P}database_errors_total{kind="misconfigured"} 0`,
       `${P}database_errors_total{kind="query"} 0`,
       `${P}database_errors_total{kind="timeout"} 1`,
       `${P}database_errors_total{kind="unavailable"} 1`,

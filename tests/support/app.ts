@@ -2,8 +2,9 @@
 
 import { buildKeyRing, type ApiKeyRing } from "../../src/auth/api-keys.ts";
 import type { Sql } from "../../src/db/client.ts";
-import { readinessOf } from "../../src/db/database.ts";
+import { checkReadiness } from "../../src/db/readiness.ts";
 import type { Admission } from "../../src/http/admission.ts";
+import type { BufferBudget } from "../../src/http/read-ahead.ts";
 import { createApp } from "../../src/http/app.ts";
 import { createHandler, type FetchHandler } from "../../src/http/handler.ts";
 import type { RateLimiter } from "../../src/http/rate-limit.ts";
@@ -35,6 +36,10 @@ export interface TestAppOptions {
   rateLimiter?: RateLimiter;
   /** Serves /metrics and records every request, as in the executable. */
   metrics?: ServiceMetrics;
+  /** Reads answers ahead of slow clients into this budget (none: streamed at the client's pace). */
+  readAhead?: BufferBudget;
+  /** The whole-request deadline applied to the body's delivery (0: none). */
+  requestTimeoutMs?: number;
 }
 
 export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
@@ -46,14 +51,18 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     logger,
     maxRangeDays: options.maxRangeDays ?? 0,
     firstBatchTimeoutMs: options.firstBatchTimeoutMs ?? 30000,
-    readiness: () => readinessOf(sql)(2000),
+    readiness: () => checkReadiness(sql, 2000),
     batchSize: options.batchSize,
     connectTimeoutMs: options.connectTimeoutMs,
     admission: options.admission,
     rateLimiter: options.rateLimiter,
     metrics: options.metrics,
   });
-  const handle = createHandler(app, logger, options.metrics?.observer(app.routes));
+  const handle = createHandler(app, logger, {
+    observe: options.metrics?.observer(app.routes),
+    readAhead: options.readAhead,
+    requestTimeoutMs: options.requestTimeoutMs,
+  });
   return {
     handle,
     logs: logger.lines,

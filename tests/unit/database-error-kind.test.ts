@@ -6,7 +6,7 @@ import { DatabaseDeadlineError } from "../../src/db/errors.ts";
 const pgError = (code: string) => new postgres.PostgresError({ code, message: `server said ${code}` } as never);
 const clientError = (code: string) => Object.assign(new Error(code), { code });
 
-describe("database failures are sorted into timeout, unavailable and query for /metrics", () => {
+describe("database failures are sorted into timeout, unavailable, misconfigured and query for /metrics", () => {
   test.each([
     [pgError("57014"), "timeout"],
     [new DatabaseDeadlineError(100), "timeout"],
@@ -16,7 +16,12 @@ describe("database failures are sorted into timeout, unavailable and query for /
     [pgError("57P01"), "unavailable"],
     [pgError("08006"), "unavailable"],
     [pgError("53300"), "unavailable"],
-    [pgError("42P01"), "query"],
+    [pgError("42P01"), "misconfigured"],
+    [pgError("42501"), "misconfigured"],
+    [pgError("28P01"), "misconfigured"],
+    [pgError("3D000"), "misconfigured"],
+    [clientError("NOT_POSTGRESQL"), "misconfigured"],
+    [pgError("57P03"), "unavailable"],
     [pgError("22008"), "query"],
   ])("%p is %s", (err, kind) => {
     expect(databaseErrorKind(err)).toBe(kind as never);

@@ -16,7 +16,7 @@ import { join, resolve } from "node:path";
 import { ConfigError } from "../../config.ts";
 import { createPool, SERVING_SETTINGS, type Sql } from "../client.ts";
 import { migrate } from "../migrations.ts";
-import { readinessOf, type Database } from "../database.ts";
+import type { Database } from "../database.ts";
 import type { Seed, StartMessage, WorkerMessage } from "./protocol.ts";
 
 export interface EmbeddedOptions {
@@ -167,9 +167,9 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDa
   const what = ready.created ? (options.demoData ? "new database with demo data" : "new empty database") : "existing database";
   return {
     sql,
+    readinessSql: sql, // one session, whatever the pool
     description: `embedded PostgreSQL (PGlite) in ${where}, ${what}`,
     servesDemoData: ready.created && options.demoData,
-    readiness: readinessOf(sql),
     close,
     created: ready.created,
     startTimings: { ...ready.timings, total_ms: Math.round(performance.now() - startedAt) },

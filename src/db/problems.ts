@@ -1,0 +1,103 @@
+// Database failures that no retry of the same request will fix, because they concern every
+// request: the database cannot be reached, is not PostgreSQL, refuses the credentials, does
+// not exist, lacks the migrations, or does not let the service read. Each has a code (what
+// /readyz says), the cause (the driver's or PostgreSQL's own words) and the fix an operator
+// applies. A client sees 503 {"detail":"DATABASE_UNAVAILABLE"} for all of them; the log line
+// and /readyz carry the rest. The same table is in the README (Troubleshooting).
+
+import postgres from "postgres";
+
+export type ProblemCode =
+  | "DATABASE_UNAVAILABLE"
+  | "NOT_POSTGRESQL"
+  | "AUTHENTICATION_FAILED"
+  | "DATABASE_NOT_FOUND"
+  | "MIGRATIONS_PENDING"
+  | "PERMISSION_DENIED";
+
+export interface DatabaseProblem {
+  code: ProblemCode;
+  /** What went wrong, in the words of PostgreSQL or the driver (for the log). */
+  cause: string;
+  /**
+   * What went wrong, fit for an unauthenticated /readyz: the cause itself when it names only
+   * tables and migrations, else a fixed sentence (no host, port, user or database name).
+   */
+  summary: string;
+  /** What the operator does about it. */
+  fix: string;
+  /**
+   * No session can be had at all (as opposed to a session that cannot read): new attempts
+   * open new connections, so they are spaced out (see database-guard.ts).
+   */
+  connecting: boolean;
+}
+
+const FIX: Record<ProblemCode, string> = {
+  DATABASE_UNAVAILABLE: "check that PostgreSQL is running and reachable at the host and port of DATABASE_URL",
+  NOT_POSTGRESQL: "DATABASE_URL's host and port belong to another kind of server: point it at PostgreSQL's (5432 by default)",
+  AUTHENTICATION_FAILED: "check the user and password in DATABASE_URL, and the server's pg_hba.conf",
+  DATABASE_NOT_FOUND: "check the database name in DATABASE_URL",
+  MIGRATIONS_PENDING: "run `product-cost-export migrate` with a DATABASE_URL of the tables' owner",
+  PERMISSION_DENIED:
+    "grant the service's role SELECT on products, product_daily_costs, product_period_costs and schema_migrations (README: the read-only role)",
+};
+
+// Failing to connect at all: refused, no such host, no route, no answer in time.
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+  "CONNECT_TIMEOUT",
+]);
+
+const SQLSTATE_PROBLEMS: Record<string, ProblemCode> = {
+  "28P01": "AUTHENTICATION_FAILED", // invalid_password
+  "28000": "AUTHENTICATION_FAILED", // invalid_authorization_specification (no pg_hba.conf entry, no such role)
+  "3D000": "DATABASE_NOT_FOUND", // invalid_catalog_name
+  "42P01": "MIGRATIONS_PENDING", // undefined_table
+  "42703": "MIGRATIONS_PENDING", // undefined_column
+  "42883": "MIGRATIONS_PENDING", // undefined_function (the rollup's cost_total)
+  "42501": "PERMISSION_DENIED", // insufficient_privilege
+};
+
+const SUMMARY: Partial<Record<ProblemCode, string>> = {
+  DATABASE_UNAVAILABLE: "PostgreSQL cannot be reached or did not answer in time",
+  NOT_POSTGRESQL: "the server at DATABASE_URL's host and port is not PostgreSQL",
+  AUTHENTICATION_FAILED: "PostgreSQL refused the user or password of DATABASE_URL",
+  DATABASE_NOT_FOUND: "the database named in DATABASE_URL does not exist",
+};
+
+export function problem(code: ProblemCode, cause: string): DatabaseProblem {
+  const connecting = code === "DATABASE_UNAVAILABLE" || code === "NOT_POSTGRESQL" || code === "AUTHENTICATION_FAILED" || code === "DATABASE_NOT_FOUND";
+  return { code, cause, summary: SUMMARY[code] ?? cause, fix: FIX[code], connecting };
+}
+
+/** The problem `err` reveals, or undefined for a failure of this request alone (a timeout, a lost connection, a bug). */
+export function databaseProblem(err: unknown): DatabaseProblem | undefined {
+  if (err instanceof DatabaseProblemError) return err.problem;
+  if (err instanceof postgres.PostgresError) {
+    const code = SQLSTATE_PROBLEMS[err.code];
+    if (code) return problem(code, err.message);
+    // cannot_connect_now (starting up, in recovery) and connection exceptions (class 08).
+    if (err.code === "57P03" || err.code.startsWith("08")) return problem("DATABASE_UNAVAILABLE", err.message);
+    return undefined;
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (code === "NOT_POSTGRESQL") return problem("NOT_POSTGRESQL", message);
+  if (typeof code === "string" && UNREACHABLE_CODES.has(code)) return problem("DATABASE_UNAVAILABLE", `${code}: ${message}`);
+  return undefined;
+}
+
+/** An error that stands for a known problem: thrown while the database is known to be unusable. */
+export class DatabaseProblemError extends Error {
+  readonly code: ProblemCode;
+  constructor(readonly problem: DatabaseProblem) {
+    super(problem.cause);
+    this.code = problem.code;
+  }
+}

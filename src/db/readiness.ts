@@ -1,0 +1,40 @@
+// What GET /readyz and the start-up line report: whether a request would be answered now.
+// It runs what a request runs (the migrations' record, then the product-cost statements of
+// the read path over a range with no data, with the serving session's settings), so READY
+// means requests will succeed, and a problem comes with its cause and fix (problems.ts).
+
+import type { Sql } from "./client.ts";
+import type { DatabaseGuard } from "./database-guard.ts";
+import { DatabaseDeadlineError } from "./errors.ts";
+import { pendingMigrations } from "./migrations.ts";
+import { databaseProblem, DatabaseProblemError, problem, type DatabaseProblem } from "./problems.ts";
+import { readPathProbes } from "./product-costs.ts";
+
+export type Readiness = { ready: true } | { ready: false; problem: DatabaseProblem };
+
+/** Throws unless every statement a request may run works on `sql`. */
+export async function assertReadable(sql: Sql): Promise<void> {
+  const pending = await pendingMigrations(sql);
+  if (pending.length) {
+    throw new DatabaseProblemError(problem("MIGRATIONS_PENDING", `migrations ${pending.join(", ")} of this build are not applied`));
+  }
+  for (const probe of readPathProbes()) await sql.unsafe(probe.text, probe.params);
+}
+
+/** Readiness, within `timeoutMs`; through `guard` when given, so a known outage is reported without a new connection. */
+export async function checkReadiness(sql: Sql, timeoutMs: number, guard?: DatabaseGuard): Promise<Readiness> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DatabaseDeadlineError(timeoutMs)), timeoutMs);
+  });
+  const attempt = () => Promise.race([assertReadable(sql), deadline]);
+  try {
+    await (guard ? guard.run(attempt) : attempt());
+    return { ready: true };
+  } catch (err) {
+    const found = databaseProblem(err) ?? problem("DATABASE_UNAVAILABLE", err instanceof Error ? err.message : String(err));
+    return { ready: false, problem: found };
+  } finally {
+    clearTimeout(timer);
+  }
+}
