@@ -53,7 +53,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: "Requests that may wait for a database connection when DB_POOL_MAX reads run; more: 503 OVERLOADED with Retry-After." },
   { key: "requestQueueTimeoutMs", env: "REQUEST_QUEUE_TIMEOUT_MS", flag: "request-queue-timeout-ms", kind: "int", default: 10000,
     min: 0, max: 600000, help: "Longest a request waits for a database connection; longer: 503 OVERLOADED with Retry-After." },
-  { key: "responseBufferMb", env: "RESPONSE_BUFFER_MB", flag: "response-buffer-mb", kind: "int", default: 256, min: 0, max: 65536,
+  { key: "responseBufferMb", env: "RESPONSE_BUFFER_MB", flag: "response-buffer-mb", kind: "int", default: 128, min: 0, max: 65536,
     help: "Memory (MiB, all answers together) for answers read ahead of slow clients, so a slow client holds memory, not a database connection. One answer takes at most a quarter. 0 = answers stream at each client's pace." },
   { key: "rateLimitPerMinute", env: "RATE_LIMIT_PER_MINUTE", flag: "rate-limit-per-minute", kind: "int", default: 0, min: 0, max: 1000000,
     help: "Requests per minute per API key (bursts up to the same number); more: 429 RATE_LIMITED with Retry-After. 0 = no limit." },

@@ -20,7 +20,7 @@ import { listen } from "./http/server.ts";
 import { runLoadCsv } from "./load/command.ts";
 import { createLogger, errorFields, type Logger } from "./log.ts";
 import { createServiceMetrics } from "./metrics/service-metrics.ts";
-import { reloadOnSighup, tlsDigest } from "./reload.ts";
+import { logKeyWarnings, reloadOnSighup, tlsDigest } from "./reload.ts";
 import { installPath, systemdUnit } from "./systemd-unit.ts";
 import { COMMIT, VERSION } from "./version.ts";
 
@@ -74,7 +74,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     }),
   );
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
-  process.on("SIGHUP", () => reloadOnSighup({ config, logger, tlsServed, setKeys: (next) => (keys = next) }));
+  process.on("SIGHUP", () => reloadOnSighup({ config, logger, tlsServed, keys: () => keys, setKeys: (next) => (keys = next) }));
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -100,7 +100,6 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     url: server.url.toString(),
     database: db.description,
     api_keys: keys.size,
-    key_fingerprints: keys.fingerprints,
     // Time since the process started; for the embedded database, where its start went.
     startup_ms: Math.round(performance.now()),
     ...(db.startTimings ? { database_start_ms: db.startTimings } : {}),
@@ -111,9 +110,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       hint: "set DATABASE_URL to serve your PostgreSQL, or --data-dir with load-csv to keep your own data",
     });
   }
-  if (keys.size === 0) {
-    logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
-  }
+  logKeyWarnings(logger, keys);
   // One line on whether requests will be answered; it keeps serving (and retrying) either way.
   // (Not once shutting down: closing the pool would fail the check for no reason of the database's.)
   const ready = await readiness();

@@ -22,20 +22,33 @@ export function tlsDigest(config: Config): string | undefined {
 export interface ReloadDeps {
   config: Config;
   logger: Logger;
+  /** The keys active now. */
+  keys(): ApiKeyRing;
   setKeys(keys: ApiKeyRing): void;
   /** tlsDigest() of what the server was started with. */
   tlsServed: string | undefined;
 }
 
+/** The warnings about a key ring (short keys, none at all), at start and after each reload. */
+export function logKeyWarnings(logger: Logger, keys: ApiKeyRing): void {
+  // A few lines at most, however many keys are short.
+  for (const warning of keys.warnings.slice(0, 5)) logger.warn("weak API key", { where: warning });
+  if (keys.warnings.length > 5) logger.warn("weak API keys", { more: keys.warnings.length - 5 });
+  if (keys.size === 0) {
+    logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
+  }
+}
+
 export function reloadOnSighup(deps: ReloadDeps): void {
   const { config, logger } = deps;
   try {
+    const before = new Set(deps.keys().fingerprints);
     const keys = loadKeyRing(config);
     deps.setKeys(keys);
-    logger.info("api keys reloaded", { api_keys: keys.size, key_fingerprints: keys.fingerprints });
-    if (keys.size === 0) {
-      logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
-    }
+    // Counts, never lists: a file of 100,000 keys must not make a megabyte log line.
+    const added = keys.fingerprints.filter((f) => !before.has(f)).length;
+    logger.info("api keys reloaded", { api_keys: keys.size, added, removed: before.size - (keys.size - added) });
+    logKeyWarnings(logger, keys);
   } catch (err) {
     logger.error("api keys not reloaded, the previous keys stay active", errorFields(err));
   }

@@ -7,7 +7,16 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config.ts";
 
-const DIGEST_ENTRY = /^sha256:([0-9a-fA-F]{64})$/;
+// The prefix in any case (SHA256: as people write it), then 64 hex digits in any case.
+const DIGEST_PREFIX = /^sha256:/i;
+const DIGEST_ENTRY = /^sha256:([0-9a-f]{64})$/i;
+/**
+ * A key is visible ASCII, no spaces: what an Authorization header carries byte for byte (a
+ * header's other bytes reach the service as Latin-1, so a UTF-8 key could never match).
+ */
+const KEY_CHARACTERS = /^[\x21-\x7e]+$/;
+/** Shorter keys are accepted, with a warning: a key should be long enough that guessing is hopeless. */
+export const SHORT_KEY = 16;
 
 /** The systemd credential name that LoadCredential= should use for the key file. */
 export const SYSTEMD_CREDENTIAL_NAME = "product-cost-api-keys";
@@ -19,8 +28,10 @@ export interface KeyMatch {
 
 export interface ApiKeyRing {
   readonly size: number;
-  /** The fingerprint of every active key, for the startup and reload log lines. */
+  /** The fingerprint of every active key (to count what a reload added and removed). */
   readonly fingerprints: readonly string[];
+  /** What an operator should hear about these keys (short keys), without the keys themselves. */
+  readonly warnings: readonly string[];
   /** Returns the match for a presented key, or null. Runs in time independent of the key's content. */
   match(presented: string): KeyMatch | null;
 }
@@ -38,17 +49,22 @@ export function buildKeyRing(entries: readonly { value: string; source: string }
   const digests: Buffer[] = [];
   const fingerprints: string[] = [];
   const problems: string[] = [];
+  const warnings: string[] = [];
   const seen = new Set<string>();
   for (const { value, source } of entries) {
     let hex: string;
-    if (value.toLowerCase().startsWith("sha256:")) {
+    if (DIGEST_PREFIX.test(value)) {
       const m = DIGEST_ENTRY.exec(value);
       if (!m) {
         problems.push(`${source}: a sha256: entry must be followed by 64 hex digits`);
         continue;
       }
       hex = m[1]!.toLowerCase();
+    } else if (!KEY_CHARACTERS.test(value)) {
+      problems.push(`${source}: an API key must be visible ASCII characters only (no spaces, no other alphabets)`);
+      continue;
     } else {
+      if (value.length < SHORT_KEY) warnings.push(`${source}: the key is shorter than ${SHORT_KEY} characters, which is easy to guess`);
       hex = sha256Hex(value);
     }
     if (seen.has(hex)) continue; // the same key listed twice (e.g. env and file) is one key
@@ -61,6 +77,7 @@ export function buildKeyRing(entries: readonly { value: string; source: string }
   return {
     size: digests.length,
     fingerprints: Object.freeze([...fingerprints]),
+    warnings: Object.freeze(warnings),
     match(presented: string): KeyMatch | null {
       const candidate = createHash("sha256").update(presented, "utf8").digest();
       let found = -1;

@@ -30,6 +30,27 @@ describe("API key ring", () => {
     expect(ring.match("k1")).toEqual(buildKeyRing([entry("k1")]).match("k1"));
   });
 
+  test("the digest prefix is read in any case: SHA256: as people write it", () => {
+    const ring = buildKeyRing([entry("SHA256:" + sha256Hex("secret")), entry("Sha256:" + sha256Hex("other"))]);
+    expect([ring.size, ring.match("secret") !== null, ring.match("other") !== null]).toEqual([2, true, true]);
+  });
+
+  test("a key is visible ASCII: spaces, control bytes and other alphabets are a configuration error naming the source, never the key", () => {
+    for (const bad of ["with space", "tab\there", "caf\u00e9-key-0123456789", "\u043a\u043b\u044e\u0447-0123456789"]) {
+      expect(() => buildKeyRing([{ value: bad, source: "keys.txt line 2" }])).toThrow(
+        new ConfigError("keys.txt line 2: an API key must be visible ASCII characters only (no spaces, no other alphabets)"),
+      );
+    }
+  });
+
+  test("keys shorter than 16 characters are accepted with a warning that names the source, not the key", () => {
+    const ring = buildKeyRing([{ value: "short-1", source: "env entry 1" }, { value: "long-enough-key-0123", source: "env entry 2" }]);
+    expect(ring.size).toBe(2);
+    expect(ring.warnings).toEqual(["env entry 1: the key is shorter than 16 characters, which is easy to guess"]);
+    // A digest's key length is unknown: no warning.
+    expect(buildKeyRing([entry("sha256:" + sha256Hex("k"))]).warnings).toEqual([]);
+  });
+
   test("a malformed digest entry is a configuration error naming its source", () => {
     expect(() => buildKeyRing([{ value: "sha256:abc", source: "keys.txt line 3" }])).toThrow(
       new ConfigError("keys.txt line 3: a sha256: entry must be followed by 64 hex digits"),
