@@ -2,8 +2,10 @@
 import { afterAll } from "bun:test";
 import { dropTestDatabase } from "./support/database.ts";
 import { closeEmbeddedDatabase } from "./support/embedded.ts";
+import { stopThrowawayPostgres } from "./support/postgres.ts";
 
 afterAll(async () => {
   await closeEmbeddedDatabase();
   await dropTestDatabase();
+  stopThrowawayPostgres();
 });

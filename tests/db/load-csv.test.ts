@@ -1,9 +1,9 @@
 // load-csv against each backend: upserts, nulls, exact decimals, and all-or-nothing failures.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadCsv, LoadError } from "../../src/load/load-csv.ts";
-import { backends, type BackendHandle } from "../support/backends.ts";
+import { describeBackends, type BackendHandle } from "../support/backends.ts";
 
-describe.each(backends())("load-csv on $name", (backend) => {
+describeBackends("load-csv on $name", (backend) => {
   let db: BackendHandle;
   beforeAll(async () => {
     db = await backend.open();

@@ -7,7 +7,10 @@
 // one calendar period) must return exactly the naive query's rows.
 //
 // Seeded: the seed is printed; replay a failure with
-//   ROLLUP_SEED=<seed> bun test tests/db/rollup-property.test.ts
+//   SEED=<seed> bun test tests/db/rollup-property.test.ts
+// Writers that must overlap are made to (an advisory-lock barrier, a transaction held open
+// until pg_stat_activity shows the other writer waiting), on PostgreSQL; the embedded
+// database is one session, where writes run one after another, and its tests say so.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Readable } from "node:stream";
@@ -17,14 +20,17 @@ import type postgres from "postgres";
 import type { Sql as Pool } from "../../src/db/client.ts";
 import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
 import { productCostsStatement } from "../../src/db/product-costs.ts";
-import { backends, type BackendHandle } from "../support/backends.ts";
+import { createPool } from "../../src/db/client.ts";
+import { describeBackends, type BackendHandle } from "../support/backends.ts";
+import { testDatabase } from "../support/database.ts";
+import { advisoryBarrier, waitUntil } from "../support/faults.ts";
+import { testSeed } from "../support/seed.ts";
 import naiveQuery from "./naive_product_costs.sql" with { type: "text" };
 
 /** A pool or a transaction: every helper below works in either. */
 type Sql = Pool | postgres.TransactionSql<{}>;
 
-const SEED = Number(process.env.ROLLUP_SEED ?? Math.floor(Math.random() * 2 ** 32));
-console.log(`rollup property test: seed ${SEED} (replay: ROLLUP_SEED=${SEED} bun test tests/db/rollup-property.test.ts)`);
+const SEED = testSeed("rollup property test");
 
 /** mulberry32: a tiny seeded PRNG, good enough to pick test cases. */
 function prng(seed: number) {
@@ -253,6 +259,11 @@ async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<string>
 
 class RollBack extends Error {}
 
+/** A writable pool of its own on the test database, named so that pg_stat_activity can tell its sessions apart. */
+function servicePoolForWrites(url: string, name = `pce-writers-${process.pid}`): Pool {
+  return createPool({ url, max: 6, connectTimeoutMs: 5000, statementTimeoutMs: 60_000, readOnly: false, applicationName: name });
+}
+
 /** Rows where the rollup differs from a fresh aggregate of the daily rows and products (none when correct). */
 async function rollupDrift(sql: Sql): Promise<unknown[]> {
   const rows = await sql`
@@ -310,7 +321,7 @@ function randomRange(r: Rng): [string, string] {
 
 const SEGMENTS = ["normal", "sample", "all"] as const;
 
-describe.each(backends())("period rollup on $name", (backend) => {
+describeBackends("period rollup on $name", (backend) => {
   const viaCopy = backend.name !== "embedded";
   let db: BackendHandle;
   beforeAll(async () => {
@@ -383,42 +394,68 @@ describe.each(backends())("period rollup on $name", (backend) => {
     }
   });
 
-  test("concurrent writers to the same products and periods lose no update", async () => {
-    const r = prng(SEED ^ 0xc0c0);
-    await reset(r);
-    // Four writers at once, each statement its own transaction (as an ETL's are), all on
-    // products 1-3: different days, so they meet only on the rollup rows of the same
-    // months, quarters and years. Each statement upserts its rollup keys in key order, so
-    // they queue on those rows instead of deadlocking, and each adds onto what the one
-    // before it committed.
-    const writers = [0, 1, 2, 3].map(async (w) => {
-      for (let i = 0; i < 6; i++) {
-        const rows = Array.from({ length: 24 }, (_, k) => ({
-          product_id: 1 + (k % 3),
-          cost_date: isoDay(((w * 6 + i) * 8 + Math.floor(k / 3)) % DAYS),
-          amounts: COLUMNS.map(() => amount(r)),
-        }));
-        const ids = rows.map((d) => String(d.product_id));
-        const dates = rows.map((d) => d.cost_date);
-        await db.admin`delete from product_daily_costs where (product_id, cost_date) in (select * from unnest(${ids}::bigint[], ${dates}::date[]))`;
-        await insertRows(db.admin, rows, i % 2 ? "update" : "nothing");
-        await db.admin`update product_daily_costs set warehouse_fees_usd = coalesce(warehouse_fees_usd, 0) - 1
-                       where (product_id, cost_date) in (select * from unnest(${ids}::bigint[], ${dates}::date[])) and product_id = ${1 + (i % 3)}`;
+  const concurrent = backend.name !== "embedded";
+  test(
+    concurrent
+      ? "five writers made to overlap (an advisory-lock barrier) on the same products and periods lose no update"
+      : "five writers one after another on the single session lose no update",
+    async () => {
+      const r = prng(SEED ^ 0xc0c0);
+      await reset(r);
+      // Each writer first waits at the barrier (on PostgreSQL), so all five are under way
+      // together when it opens: four write daily rows of products 1-3 on different
+      // days, meeting only on the rollup rows of the same months, quarters and years; the
+      // fifth renames and re-segments those products meanwhile. Each writer adds onto what
+      // the one before it committed, and every rollup row ends with the products' final
+      // attributes.
+      const barrier = concurrent ? await advisoryBarrier((await testDatabase()).url, 74_000_001) : undefined;
+      const pool = concurrent ? servicePoolForWrites((await testDatabase()).url) : db.admin;
+      // Each statement is its own transaction, as an ETL's are; a writer's first one waits at the barrier.
+      const writer = async (work: (sql: Sql, atBarrier: () => Promise<void>) => Promise<unknown>) => {
+        let waited = false;
+        const atBarrier = async () => {
+          if (!barrier || waited) return;
+          waited = true;
+          await pool`select pg_advisory_lock_shared(${barrier.id}), pg_advisory_unlock_shared(${barrier.id})`;
+        };
+        await work(pool, atBarrier);
+      };
+      const writers = [0, 1, 2, 3].map((w) =>
+        writer(async (tx, atBarrier) => {
+          await atBarrier();
+          for (let i = 0; i < 6; i++) {
+            const rows = Array.from({ length: 24 }, (_, k) => ({
+              product_id: 1 + (k % 3),
+              cost_date: isoDay(((w * 6 + i) * 8 + Math.floor(k / 3)) % DAYS),
+              amounts: COLUMNS.map(() => amount(r)),
+            }));
+            const ids = rows.map((d) => String(d.product_id));
+            const dates = rows.map((d) => d.cost_date);
+            await tx`delete from product_daily_costs where (product_id, cost_date) in (select * from unnest(${ids}::bigint[], ${dates}::date[]))`;
+            await insertRows(tx, rows, i % 2 ? "update" : "nothing");
+            await tx`update product_daily_costs set warehouse_fees_usd = coalesce(warehouse_fees_usd, 0) - 1
+                     where (product_id, cost_date) in (select * from unnest(${ids}::bigint[], ${dates}::date[])) and product_id = ${1 + (i % 3)}`;
+          }
+        }),
+      );
+      const renamer = writer(async (tx, atBarrier) => {
+        await atBarrier();
+        for (let i = 0; i < 12; i++) {
+          await tx`update products set erp_sku = ${`RENAMED-${i}`}, is_sample = not is_sample, product_name = ${`Name ${i}`}
+                   where product_id = ${1 + (i % 3)}`;
+        }
+      });
+      if (barrier) {
+        await barrier.waiting(5);
+        await barrier.release();
       }
-    });
-    // And a fifth renames and re-segments those products meanwhile: every rollup row a
-    // writer creates must end with the attributes the products have at the end.
-    const renamer = (async () => {
-      for (let i = 0; i < 12; i++) {
-        await db.admin`update products set erp_sku = ${`RENAMED-${i}`}, is_sample = not is_sample, product_name = ${`Name ${i}`}
-                       where product_id = ${1 + (i % 3)}`;
-      }
-    })();
-    // allSettled: a failed writer must not leave the others writing into the next test.
-    const failures = (await Promise.allSettled([...writers, renamer])).filter((x) => x.status === "rejected");
-    expect(failures).toEqual([]);
-    expect(await rollupDrift(db.admin)).toEqual([]);
-  });
+      // allSettled: a failed writer must not leave the others writing into the next test.
+      const failures = (await Promise.allSettled([...writers, renamer])).filter((x) => x.status === "rejected");
+      if (concurrent) await (pool as Pool).end({ timeout: 5 });
+      expect(failures).toEqual([]);
+      expect(await rollupDrift(db.admin)).toEqual([]);
+    },
+  );
 
   // One session (the embedded database) cannot have a write in flight beside another:
   // registered for a server only.
@@ -427,7 +464,8 @@ describe.each(backends())("period rollup on $name", (backend) => {
     await reset(r);
     // Each round writes a row for product 1 on a day of a month with no rows yet (a new
     // rollup row for its month, and for a new quarter and year too) while product 1 is
-    // renamed, one of the two holding its commit:
+    // renamed, the first of the two holding its transaction open until PostgreSQL shows the
+    // second waiting for it:
     // - rename first: the insert must wait for it and copy the new name (reading the
     //   products row without a lock would copy the old one);
     // - insert first: the rename must wait for it, and then rewrite the new rollup rows too.
@@ -435,17 +473,35 @@ describe.each(backends())("period rollup on $name", (backend) => {
       sql`update products set erp_sku = ${`RACE-${round}`}, is_sample = not is_sample where product_id = 1`;
     const insert = (sql: Sql, round: number) =>
       sql`insert into product_daily_costs (product_id, cost_date, purchase_cost_usd) values (1, ${`${2030 + round}-0${1 + (round % 9)}-15`}, 1)`;
+    const url = (await testDatabase()).url;
     for (let round = 0; round < 8; round++) {
       const renameFirst = round % 2 === 0;
+      const first = servicePoolForWrites(url, `pce-race-first-${process.pid}`);
+      const second = servicePoolForWrites(url, `pce-race-second-${process.pid}`);
       let started!: () => void;
       const firstDone = new Promise<void>((resolve) => (started = resolve));
-      const held = db.admin.begin(async (tx) => {
+      let commit!: () => void;
+      const committing = new Promise<void>((resolve) => (commit = resolve));
+      const held = first.begin(async (tx) => {
         await (renameFirst ? rename(tx, round) : insert(tx, round));
         started();
-        await Bun.sleep(150);
+        await committing;
       });
       await firstDone;
-      await Promise.all([held, renameFirst ? insert(db.admin, round) : rename(db.admin, round)]);
+      // execute(): sent now, not when awaited.
+      const other = (renameFirst ? insert(second, round) : rename(second, round)).execute();
+      try {
+        await waitUntil("the second write waits for the first", async () => {
+          const [row] = await db.admin<{ n: number }[]>`
+            select count(*)::int as n from pg_stat_activity
+            where application_name = ${`pce-race-second-${process.pid}`} and wait_event_type = 'Lock'`;
+          return row!.n === 1;
+        });
+      } finally {
+        commit();
+        await Promise.all([held, other]);
+        await Promise.all([first.end({ timeout: 5 }), second.end({ timeout: 5 })]);
+      }
       expect({ round, renameFirst, drift: await rollupDrift(db.admin) }).toEqual({ round, renameFirst, drift: [] });
     }
     await expectFastEqualsNaive(r, "after the renames");

@@ -1,9 +1,10 @@
 // The executable with no database server: embedded demo data in memory, and an operator's
 // own data in a --data-dir loaded with load-csv, migrated, served and restarted.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 import { cleanEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { writeFixtureCsv } from "../support/csv-fixture.ts";
 import { DAILY, JANUARY_ALL, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
@@ -24,8 +25,10 @@ const get = (server: RunningBinary, query: string) =>
 
 describe("embedded demo data, the default", () => {
   let server: RunningBinary;
+  // The executable's own temp dir, where its embedded database's socket lives.
+  const tmp = mkdtempSync(join(tmpdir(), "pce-e2e-tmp-"));
   beforeAll(async () => {
-    server = await startBinary(bin.path, { PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
+    server = await startBinary(bin.path, { PRODUCT_COST_API_KEYS: KEY, TMPDIR: tmp }, [], bin.dir);
   });
   afterAll(async () => {
     await server.stop();
@@ -71,6 +74,18 @@ describe("embedded demo data, the default", () => {
   test("its sessions are read-only and readyz reports the database ready", async () => {
     const res = await fetch(`${server.url}/readyz`);
     expect([res.status, await res.text()]).toEqual([200, '{"detail":"READY","data":"demo"}']);
+    // A write through the executable's own socket (its sessions are one PGlite session) is refused.
+    const socketDir = readdirSync(tmp).find((d) => d.startsWith("pce-embedded-"));
+    expect(socketDir).toBeDefined();
+    const sql = postgres({ path: join(tmp, socketDir!, ".s.PGSQL.5432"), max: 1, onnotice: () => {} });
+    try {
+      const before = await sql`select count(*)::int as n from products`;
+      const error = await sql`insert into products (product_id) values (987654321)`.catch((e) => e);
+      expect([error.code, error.message]).toEqual(["25006", "cannot execute INSERT in a read-only transaction"]);
+      expect(await sql`select count(*)::int as n from products`).toEqual(before);
+    } finally {
+      await sql.end({ timeout: 2 });
+    }
   });
 });
 
@@ -127,7 +142,7 @@ describe("an operator's data in --data-dir", () => {
   test("load-csv refuses a bad file with one line and exit 2, changing nothing", () => {
     const dir = mkdtempSync(join(tmpdir(), "pce-csv-bad-"));
     const bad = join(dir, "bad.csv");
-    Bun.write(bad, "product_id,colour\n1,red\n");
+    writeFileSync(bad, "product_id,colour\n1,red\n"); // written before the command reads it
     const r = run(["load-csv", "products", bad, "--data-dir", dataDir]);
     expect(r).toEqual({
       code: 2,

@@ -8,7 +8,7 @@
 // The generated requests come from a seed printed at the start; SEED=<n> replays a run.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { BINARY_BACKENDS, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
+import { describeBinaryBackends, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { rawRoundTrip, rssMb } from "../support/faults.ts";
 import {
   contractBreach,
@@ -99,7 +99,7 @@ beforeAll(() => {
   seed = testSeed("hostile-http");
 });
 
-describe.each(BINARY_BACKENDS)("the executable on $name, over raw sockets", (backend) => {
+describeBinaryBackends("the executable on $name, over raw sockets", (backend) => {
   let server: RunningBinary;
   let port: number;
 

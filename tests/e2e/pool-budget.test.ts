@@ -9,75 +9,78 @@ import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { addManyRows, MANY_FROM, MANY_TO, rawExchange, rawGet, waitUntil, type RawExchange } from "../support/faults.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
+import { describeWithPostgres } from "../support/postgres.ts";
 
-const KEY = "pool-budget-key-9e31";
-const POOL_MAX = 3;
-let db: TestDatabase;
-let server: RunningBinary;
-const clients: RawExchange[] = [];
+describeWithPostgres("the pool budget", () => {
+  const KEY = "pool-budget-key-9e31";
+  const POOL_MAX = 3;
+  let db: TestDatabase;
+  let server: RunningBinary;
+  const clients: RawExchange[] = [];
 
-/** The executable's sessions on the test database, as PostgreSQL counts them. */
-async function sessions(): Promise<{ total: number; reading: number }> {
-  const [row] = await db.admin<{ total: number; reading: number }[]>`
-    select count(*)::int as total, count(*) filter (where xact_start is not null)::int as reading
-    from pg_stat_activity where datname = current_database() and application_name = 'product-cost-export'`;
-  return row!;
-}
-
-beforeAll(async () => {
-  db = await testDatabase();
-  await loadFixture(db.admin, PRODUCTS, DAILY);
-  // About 18 MB of JSON per answer: more than the socket buffers hold, so a paused client holds its cursor.
-  await addManyRows(db.admin, 100_000);
-  const bin = isolatedBinary();
-  server = await startBinary(
-    bin.path,
-    {
-      DATABASE_URL: db.url,
-      PRODUCT_COST_API_KEYS: KEY,
-      DB_POOL_MAX: String(POOL_MAX),
-      RESPONSE_BUFFER_MB: "0", // each slow client holds its connection
-      REQUEST_QUEUE_TIMEOUT_MS: "300",
-    },
-    [],
-    bin.dir,
-  );
-  await server.waitForLine((l) => l.msg === "database ready");
-}, 60_000);
-
-afterAll(async () => {
-  clients.forEach((c) => c.destroy());
-  await server?.stop();
-}, 30_000);
-
-test("with every read connection held by a slow client: new reads 503 OVERLOADED, /readyz READY, at most DB_POOL_MAX sessions", async () => {
-  const overloaded = async () => {
-    const res = await fetch(`${server.url}/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31`, { headers: { authorization: `Bearer ${KEY}` } });
-    return { status: res.status, body: await res.text() };
-  };
-  // Slow clients until the pool is full: each holds a suspended cursor.
-  for (let held = 0; held < POOL_MAX; held++) {
-    const client = rawExchange(Number(new URL(server.url).port), rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY, "Accept-Encoding: identity\r\n"));
-    clients.push(client);
-    await client.waitFor(64 * 1024);
-    client.pause();
-    await waitUntil(`${held + 1} reads hold their connections`, async () => (await sessions()).reading >= held + 1);
-    const next = await overloaded();
-    if (next.status === 503) {
-      expect(next.body).toBe('{"detail":"OVERLOADED"}');
-      break;
-    }
+  /** The executable's sessions on the test database, as PostgreSQL counts them. */
+  async function sessions(): Promise<{ total: number; reading: number }> {
+    const [row] = await db.admin<{ total: number; reading: number }[]>`
+      select count(*)::int as total, count(*) filter (where xact_start is not null)::int as reading
+      from pg_stat_activity where datname = current_database() and application_name = 'product-cost-export'`;
+    return row!;
   }
-  const readsHeld = (await sessions()).reading;
-  // One session of DB_POOL_MAX is readiness's own.
-  expect(readsHeld).toBe(POOL_MAX - 1);
-  const started = performance.now();
-  const ready = await fetch(`${server.url}/readyz`);
-  expect({ status: ready.status, body: await ready.text() }).toEqual({ status: 200, body: '{"detail":"READY"}' });
-  expect(performance.now() - started).toBeLessThan(1500);
-  expect((await sessions()).total).toBeLessThanOrEqual(POOL_MAX);
 
-  clients.splice(0).forEach((c) => c.destroy());
-  await waitUntil("the slow clients' reads are closed", async () => (await sessions()).reading === 0);
-  expect(await overloaded()).toEqual({ status: 200, body: JANUARY_NORMAL });
-}, 60_000);
+  beforeAll(async () => {
+    db = await testDatabase();
+    await loadFixture(db.admin, PRODUCTS, DAILY);
+    // About 18 MB of JSON per answer: more than the socket buffers hold, so a paused client holds its cursor.
+    await addManyRows(db.admin, 100_000);
+    const bin = isolatedBinary();
+    server = await startBinary(
+      bin.path,
+      {
+        DATABASE_URL: db.url,
+        PRODUCT_COST_API_KEYS: KEY,
+        DB_POOL_MAX: String(POOL_MAX),
+        RESPONSE_BUFFER_MB: "0", // each slow client holds its connection
+        REQUEST_QUEUE_TIMEOUT_MS: "300",
+      },
+      [],
+      bin.dir,
+    );
+    await server.waitForLine((l) => l.msg === "database ready");
+  }, 60_000);
+
+  afterAll(async () => {
+    clients.forEach((c) => c.destroy());
+    await server?.stop();
+  }, 30_000);
+
+  test("with every read connection held by a slow client: new reads 503 OVERLOADED, /readyz READY, at most DB_POOL_MAX sessions", async () => {
+    const overloaded = async () => {
+      const res = await fetch(`${server.url}/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31`, { headers: { authorization: `Bearer ${KEY}` } });
+      return { status: res.status, body: await res.text() };
+    };
+    // Slow clients until the pool is full: each holds a suspended cursor.
+    for (let held = 0; held < POOL_MAX; held++) {
+      const client = rawExchange(Number(new URL(server.url).port), rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY, "Accept-Encoding: identity\r\n"));
+      clients.push(client);
+      await client.waitFor(64 * 1024);
+      client.pause();
+      await waitUntil(`${held + 1} reads hold their connections`, async () => (await sessions()).reading >= held + 1);
+      const next = await overloaded();
+      if (next.status === 503) {
+        expect(next.body).toBe('{"detail":"OVERLOADED"}');
+        break;
+      }
+    }
+    const readsHeld = (await sessions()).reading;
+    // One session of DB_POOL_MAX is readiness's own.
+    expect(readsHeld).toBe(POOL_MAX - 1);
+    const started = performance.now();
+    const ready = await fetch(`${server.url}/readyz`);
+    expect({ status: ready.status, body: await ready.text() }).toEqual({ status: 200, body: '{"detail":"READY"}' });
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect((await sessions()).total).toBeLessThanOrEqual(POOL_MAX);
+
+    clients.splice(0).forEach((c) => c.destroy());
+    await waitUntil("the slow clients' reads are closed", async () => (await sessions()).reading === 0);
+    expect(await overloaded()).toEqual({ status: 200, body: JANUARY_NORMAL });
+  }, 60_000);
+});

@@ -22,177 +22,180 @@ import {
 } from "../support/faults.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "./fixture.ts";
+import { describeWithPostgres } from "../support/postgres.ts";
 
-const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
-const UNAVAILABLE = '{"detail":"DATABASE_UNAVAILABLE"}';
+describeWithPostgres("timeouts and cancellation", () => {
+  const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
+  const UNAVAILABLE = '{"detail":"DATABASE_UNAVAILABLE"}';
 
-let db: TestDatabase;
-const pools: Sql[] = [];
-const servers: { stop(): void }[] = [];
-let seq = 0;
+  let db: TestDatabase;
+  const pools: Sql[] = [];
+  const servers: { stop(): void }[] = [];
+  let seq = 0;
 
-function pool(options: { statementTimeoutMs?: number; max?: number } = {}): { sql: Sql; name: string } {
-  const name = `pce-cancel-${process.pid}-${++seq}`;
-  const sql = namedPool(db.url, name, options);
-  pools.push(sql);
-  return { sql, name };
-}
+  function pool(options: { statementTimeoutMs?: number; max?: number } = {}): { sql: Sql; name: string } {
+    const name = `pce-cancel-${process.pid}-${++seq}`;
+    const sql = namedPool(db.url, name, options);
+    pools.push(sql);
+    return { sql, name };
+  }
 
-const sessions = (name: string) => sessionsOf(db.admin, name);
-const waitingOnLock = async (name: string) => (await sessions(name)).some((s) => s.wait_event_type === "Lock");
-const allIdle = async (name: string) => (await sessions(name)).every((s) => !busy(s));
-const lastLog = async (app: TestApp) => {
-  await waitUntil("the request is logged", () => app.logs.some((l) => l.msg === "request"));
-  return app.logs.filter((l) => l.msg === "request").at(-1)!;
-};
+  const sessions = (name: string) => sessionsOf(db.admin, name);
+  const waitingOnLock = async (name: string) => (await sessions(name)).some((s) => s.wait_event_type === "Lock");
+  const allIdle = async (name: string) => (await sessions(name)).every((s) => !busy(s));
+  const lastLog = async (app: TestApp) => {
+    await waitUntil("the request is logged", () => app.logs.some((l) => l.msg === "request"));
+    return app.logs.filter((l) => l.msg === "request").at(-1)!;
+  };
 
-beforeAll(async () => {
-  db = await testDatabase();
-  await loadFixture(db.admin, PRODUCTS, DAILY);
-  await addManyRows(db.admin, 30_000);
-}, 60_000);
+  beforeAll(async () => {
+    db = await testDatabase();
+    await loadFixture(db.admin, PRODUCTS, DAILY);
+    await addManyRows(db.admin, 30_000);
+  }, 60_000);
 
-afterAll(async () => {
-  servers.forEach((s) => s.stop());
-  await Promise.all(pools.map((p) => p.end({ timeout: 2 })));
-}, 30_000);
+  afterAll(async () => {
+    servers.forEach((s) => s.stop());
+    await Promise.all(pools.map((p) => p.end({ timeout: 2 })));
+  }, 30_000);
 
-describe("statement timeout", () => {
-  test("a statement over STATEMENT_TIMEOUT_MS answers 503 DATABASE_UNAVAILABLE and PostgreSQL cancels it", async () => {
-    const { sql, name } = pool({ statementTimeoutMs: 500 });
-    const app = testApp(sql);
-    const unlock = await holdLock(db.admin);
-    try {
-      const started = performance.now();
+  describe("statement timeout", () => {
+    test("a statement over STATEMENT_TIMEOUT_MS answers 503 DATABASE_UNAVAILABLE and PostgreSQL cancels it", async () => {
+      const { sql, name } = pool({ statementTimeoutMs: 500 });
+      const app = testApp(sql);
+      const unlock = await holdLock(db.admin);
+      try {
+        const started = performance.now();
+        const res = await app.get(JAN);
+        expect({ status: res.status, body: await res.text() }).toEqual({ status: 503, body: UNAVAILABLE });
+        expect(performance.now() - started).toBeLessThan(10_000);
+        expect(await lastLog(app)).toMatchObject({ status: 503, error_code: "57014" });
+        // The lock is still held, so only the server's cancel can have ended the wait.
+        await waitUntil("the statement is gone from pg_stat_activity", () => allIdle(name));
+      } finally {
+        await unlock();
+      }
+    });
+
+    test("the service's own first-answer deadline also cancels the statement on the server", async () => {
+      const { sql, name } = pool({ statementTimeoutMs: 60_000 });
+      const app = testApp(sql, { firstBatchTimeoutMs: 700 });
+      const unlock = await holdLock(db.admin);
+      try {
+        const answer = app.get(JAN);
+        await waitUntil("the read waits on the lock", () => waitingOnLock(name));
+        const res = await answer;
+        expect({ status: res.status, body: await res.text() }).toEqual({ status: 503, body: UNAVAILABLE });
+        expect(await lastLog(app)).toMatchObject({ status: 503, error_code: "DATABASE_DEADLINE" });
+        await waitUntil("the cancelled statement is gone while the lock is still held", () => allIdle(name));
+      } finally {
+        await unlock();
+      }
+      // The cancel was consumed by that statement: the connection serves the next read.
       const res = await app.get(JAN);
-      expect({ status: res.status, body: await res.text() }).toEqual({ status: 503, body: UNAVAILABLE });
-      expect(performance.now() - started).toBeLessThan(10_000);
-      expect(await lastLog(app)).toMatchObject({ status: 503, error_code: "57014" });
-      // The lock is still held, so only the server's cancel can have ended the wait.
-      await waitUntil("the statement is gone from pg_stat_activity", () => allIdle(name));
-    } finally {
-      await unlock();
-    }
+      expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: JANUARY_NORMAL });
+    });
   });
 
-  test("the service's own first-answer deadline also cancels the statement on the server", async () => {
-    const { sql, name } = pool({ statementTimeoutMs: 60_000 });
-    const app = testApp(sql, { firstBatchTimeoutMs: 700 });
-    const unlock = await holdLock(db.admin);
-    try {
-      const answer = app.get(JAN);
-      await waitUntil("the read waits on the lock", () => waitingOnLock(name));
-      const res = await answer;
-      expect({ status: res.status, body: await res.text() }).toEqual({ status: 503, body: UNAVAILABLE });
-      expect(await lastLog(app)).toMatchObject({ status: 503, error_code: "DATABASE_DEADLINE" });
-      await waitUntil("the cancelled statement is gone while the lock is still held", () => allIdle(name));
-    } finally {
-      await unlock();
-    }
-    // The cancel was consumed by that statement: the connection serves the next read.
-    const res = await app.get(JAN);
-    expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: JANUARY_NORMAL });
+  describe("a cancel the read did not ask for", () => {
+    test("is retried once on a fresh statement (a late cancel meant for an earlier query, or pg_cancel_backend)", async () => {
+      const { sql, name } = pool();
+      const app = testApp(sql);
+      const unlock = await holdLock(db.admin);
+      let answer: Promise<Response> | undefined;
+      try {
+        answer = app.get(JAN);
+        await waitUntil("the read waits on the lock", () => waitingOnLock(name));
+        const [waiting] = (await sessions(name)).filter((s) => s.wait_event_type === "Lock");
+        await db.admin`select pg_cancel_backend(${waiting!.pid})`;
+        await waitUntil("the retry waits on the lock again", () => waitingOnLock(name));
+      } finally {
+        await unlock();
+      }
+      const res = await answer!;
+      expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: JANUARY_NORMAL });
+    });
   });
-});
 
-describe("a cancel the read did not ask for", () => {
-  test("is retried once on a fresh statement (a late cancel meant for an earlier query, or pg_cancel_backend)", async () => {
-    const { sql, name } = pool();
-    const app = testApp(sql);
-    const unlock = await holdLock(db.admin);
-    let answer: Promise<Response> | undefined;
-    try {
-      answer = app.get(JAN);
-      await waitUntil("the read waits on the lock", () => waitingOnLock(name));
-      const [waiting] = (await sessions(name)).filter((s) => s.wait_event_type === "Lock");
-      await db.admin`select pg_cancel_backend(${waiting!.pid})`;
-      await waitUntil("the retry waits on the lock again", () => waitingOnLock(name));
-    } finally {
-      await unlock();
-    }
-    const res = await answer!;
-    expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: JANUARY_NORMAL });
-  });
-});
+  describe("a client that goes away", () => {
+    test("while its query waits: the query is cancelled on the server", async () => {
+      const { sql, name } = pool();
+      const app = testApp(sql);
+      const server = serveOnSocket(app.handle);
+      servers.push(server);
+      const unlock = await holdLock(db.admin);
+      try {
+        const client = rawExchange(server.port, rawGet("month_from=2024-01-01&month_to=2024-01-31", KEY));
+        await waitUntil("the read waits on the lock", () => waitingOnLock(name));
+        client.destroy();
+        await waitUntil("the abandoned statement is cancelled while the lock is still held", () => allIdle(name));
+        const line = await lastLog(app);
+        // A client that leaves is no error of ours: 499 at info, no cause.
+        expect(line).toMatchObject({ status: 499, level: "info" });
+        expect(line.error_code).toBeUndefined();
+      } finally {
+        await unlock();
+      }
+    });
 
-describe("a client that goes away", () => {
-  test("while its query waits: the query is cancelled on the server", async () => {
-    const { sql, name } = pool();
-    const app = testApp(sql);
-    const server = serveOnSocket(app.handle);
-    servers.push(server);
-    const unlock = await holdLock(db.admin);
-    try {
-      const client = rawExchange(server.port, rawGet("month_from=2024-01-01&month_to=2024-01-31", KEY));
-      await waitUntil("the read waits on the lock", () => waitingOnLock(name));
+    test("mid-response: the cursor is closed and the only pool connection is free again", async () => {
+      const { sql, name } = pool({ max: 1 });
+      const app = testApp(sql, { batchSize: 100 });
+      const server = serveOnSocket(app.handle);
+      servers.push(server);
+      const client = rawExchange(server.port, rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY));
+      await client.waitFor(64 * 1024);
+      client.pause();
+      await waitUntil("the cursor is open (suspended in its transaction)", async () => (await sessions(name)).some((s) => s.in_transaction));
       client.destroy();
-      await waitUntil("the abandoned statement is cancelled while the lock is still held", () => allIdle(name));
+      await waitUntil("the cursor is closed and its transaction ended", () => allIdle(name));
+      // Logged as nginx logs it: 499 (client closed request) at info, with the bytes that went out.
       const line = await lastLog(app);
-      // A client that leaves is no error of ours: 499 at info, no cause.
-      expect(line).toMatchObject({ status: 499, level: "info" });
-      expect(line.error_code).toBeUndefined();
-    } finally {
-      await unlock();
-    }
-  });
-
-  test("mid-response: the cursor is closed and the only pool connection is free again", async () => {
-    const { sql, name } = pool({ max: 1 });
-    const app = testApp(sql, { batchSize: 100 });
-    const server = serveOnSocket(app.handle);
-    servers.push(server);
-    const client = rawExchange(server.port, rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY));
-    await client.waitFor(64 * 1024);
-    client.pause();
-    await waitUntil("the cursor is open (suspended in its transaction)", async () => (await sessions(name)).some((s) => s.in_transaction));
-    client.destroy();
-    await waitUntil("the cursor is closed and its transaction ended", () => allIdle(name));
-    // Logged as nginx logs it: 499 (client closed request) at info, with the bytes that went out.
-    const line = await lastLog(app);
-    expect(line).toMatchObject({ status: 499, status_sent: 200, level: "info" });
-    expect(line.bytes).toBeGreaterThanOrEqual(64 * 1024);
-    expect(line.error).toBeUndefined();
-    const res = await app.get(JAN);
-    expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: JANUARY_NORMAL });
-  });
-});
-
-describe("whole-request timeout (REQUEST_TIMEOUT_MS)", () => {
-  const admission = (requestTimeoutMs: number) =>
-    createAdmission({ maxConcurrent: 2, maxQueued: 10, queueTimeoutMs: 10_000, requestTimeoutMs });
-
-  test("before the first byte: 503 DATABASE_UNAVAILABLE and the statement is cancelled", async () => {
-    const { sql, name } = pool({ statementTimeoutMs: 60_000 });
-    const app = testApp(sql, { firstBatchTimeoutMs: 60_000, admission: admission(700) });
-    const unlock = await holdLock(db.admin);
-    try {
+      expect(line).toMatchObject({ status: 499, status_sent: 200, level: "info" });
+      expect(line.bytes).toBeGreaterThanOrEqual(64 * 1024);
+      expect(line.error).toBeUndefined();
       const res = await app.get(JAN);
-      expect({ status: res.status, body: await res.text() }).toEqual({ status: 503, body: UNAVAILABLE });
-      expect(await lastLog(app)).toMatchObject({ status: 503, error_code: "DATABASE_DEADLINE" });
-      await waitUntil("the statement is cancelled while the lock is still held", () => allIdle(name));
-    } finally {
-      await unlock();
-    }
+      expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: JANUARY_NORMAL });
+    });
   });
 
-  test("mid-response: a reader too slow for the deadline gets a broken transfer and the cursor is closed", async () => {
-    const { sql, name } = pool();
-    const slots = admission(1500);
-    const app = testApp(sql, { batchSize: 100, admission: slots });
-    const server = serveOnSocket(app.handle);
-    servers.push(server);
-    const client = rawExchange(server.port, rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY));
-    await client.waitFor(64 * 1024);
-    client.pause();
-    await waitUntil("the cursor is open", async () => (await sessions(name)).some((s) => s.in_transaction));
-    await waitUntil("the deadline closed the cursor", () => allIdle(name));
-    // The read's slot is free although the client has not read on: it holds only its socket.
-    await waitUntil("the slot is free", () => slots.stats().running === 0);
-    client.resume();
-    expect(await client.closed()).toBe(true);
-    const raw = client.received();
-    expect(raw.startsWith("HTTP/1.1 200 OK\r\n")).toBe(true);
-    expect(endsChunkedBody(raw)).toBe(false);
-    expect(await lastLog(app)).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "DATABASE_DEADLINE" });
+  describe("whole-request timeout (REQUEST_TIMEOUT_MS)", () => {
+    const admission = (requestTimeoutMs: number) =>
+      createAdmission({ maxConcurrent: 2, maxQueued: 10, queueTimeoutMs: 10_000, requestTimeoutMs });
+
+    test("before the first byte: 503 DATABASE_UNAVAILABLE and the statement is cancelled", async () => {
+      const { sql, name } = pool({ statementTimeoutMs: 60_000 });
+      const app = testApp(sql, { firstBatchTimeoutMs: 60_000, admission: admission(700) });
+      const unlock = await holdLock(db.admin);
+      try {
+        const res = await app.get(JAN);
+        expect({ status: res.status, body: await res.text() }).toEqual({ status: 503, body: UNAVAILABLE });
+        expect(await lastLog(app)).toMatchObject({ status: 503, error_code: "DATABASE_DEADLINE" });
+        await waitUntil("the statement is cancelled while the lock is still held", () => allIdle(name));
+      } finally {
+        await unlock();
+      }
+    });
+
+    test("mid-response: a reader too slow for the deadline gets a broken transfer and the cursor is closed", async () => {
+      const { sql, name } = pool();
+      const slots = admission(1500);
+      const app = testApp(sql, { batchSize: 100, admission: slots });
+      const server = serveOnSocket(app.handle);
+      servers.push(server);
+      const client = rawExchange(server.port, rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY));
+      await client.waitFor(64 * 1024);
+      client.pause();
+      await waitUntil("the cursor is open", async () => (await sessions(name)).some((s) => s.in_transaction));
+      await waitUntil("the deadline closed the cursor", () => allIdle(name));
+      // The read's slot is free although the client has not read on: it holds only its socket.
+      await waitUntil("the slot is free", () => slots.stats().running === 0);
+      client.resume();
+      expect(await client.closed()).toBe(true);
+      const raw = client.received();
+      expect(raw.startsWith("HTTP/1.1 200 OK\r\n")).toBe(true);
+      expect(endsChunkedBody(raw)).toBe(false);
+      expect(await lastLog(app)).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "DATABASE_DEADLINE" });
+    });
   });
 });

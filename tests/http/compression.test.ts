@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import zlib from "node:zlib";
 import { chooseEncoding, MIN_COMPRESSED_BYTES, negotiateCompression } from "../../src/http/compression.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
-import { backends, type BackendHandle } from "../support/backends.ts";
+import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { endsChunkedBody, rawExchange, serveOnSocket } from "../support/faults.ts";
 import { loadFixture, type DailyCostFixture, type ProductFixture } from "../support/fixtures.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "./fixture.ts";
@@ -67,7 +67,7 @@ const decode: Record<string, (b: Uint8Array<ArrayBuffer>) => Uint8Array> = {
   br: (b) => new Uint8Array(zlib.brotliDecompressSync(b)),
 };
 
-describe.each(backends())("compression on $name", (backend) => {
+describeBackends("compression on $name", (backend) => {
   let db: BackendHandle;
   let app: TestApp;
   let plain: Uint8Array;

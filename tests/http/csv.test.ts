@@ -1,7 +1,7 @@
 // GET /external/v1/product-costs with Accept: text/csv, against a real database: the same
 // rows as the JSON, as RFC 4180 CSV; JSON stays the default; errors stay JSON.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { backends, type BackendHandle } from "../support/backends.ts";
+import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { parseCsv as readCsv } from "../../src/load/csv.ts";
 import { loadFixture } from "../support/fixtures.ts";
@@ -16,7 +16,7 @@ function parseCsv(text: string): (string | null)[][] {
   return [...readCsv(text)].map((record) => record.map((f) => (f.value === "" && !f.quoted ? null : f.value)));
 }
 
-describe.each(backends())("CSV output on $name", (backend) => {
+describeBackends("CSV output on $name", (backend) => {
   let db: BackendHandle;
   let app: TestApp;
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 // Every non-200 answer of the endpoint, byte for byte, and the check order
 // 503 → 401 → 422 → 400 (design.md item 1).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { backends, type BackendHandle } from "../support/backends.ts";
+import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, OTHER_KEY, ring, testApp, type TestApp } from "../support/app.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, PRODUCTS } from "./fixture.ts";
@@ -22,7 +22,7 @@ const INEXACT = (name: string, input: string) =>
   `{"type":"date_from_datetime_inexact","loc":["query","${name}"],"msg":"Datetimes provided to dates should have zero time - e.g. be exact dates","input":${JSON.stringify(input)}}`;
 const detail422 = (...items: string[]) => `{"detail":[${items.join(",")}]}`;
 
-describe.each(backends())("error answers on $name", (backend) => {
+describeBackends("error answers on $name", (backend) => {
   let db: BackendHandle;
   let app: TestApp;
   let noKeys: TestApp;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
 import { createPool } from "../../src/db/client.ts";
 import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/metrics/service-metrics.ts";
-import { backends, type BackendHandle } from "../support/backends.ts";
+import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { waitUntil } from "../support/faults.ts";
 import { loadFixture } from "../support/fixtures.ts";
@@ -30,7 +30,7 @@ async function scrape(app: TestApp): Promise<{ status: number; type: string | nu
   return { status: res.status, type: res.headers.get("content-type"), text: await res.text() };
 }
 
-describe.each(backends())("metrics on $name", (backend) => {
+describeBackends("metrics on $name", (backend) => {
   let db: BackendHandle;
   beforeAll(async () => {
     db = await backend.open();

@@ -3,8 +3,9 @@
 // and what the service really answers; the UI page loads nothing from another host.
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { backends, type BackendHandle } from "../support/backends.ts";
+import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, ring, testApp, type TestApp } from "../support/app.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, PRODUCTS } from "./fixture.ts";
@@ -12,26 +13,53 @@ import { DAILY, PRODUCTS } from "./fixture.ts";
 type Json = Record<string, any>;
 const PATH = "/external/v1/product-costs";
 
-// The specification's tables, as data (spec/product-cost-export-spec.md).
-const SPEC_QUERY_PARAMETERS = [
-  { name: "month_from", type: "string", format: "date", required: true },
-  { name: "month_to", type: "string", format: "date", required: true },
-  { name: "segment", type: "string", required: false, default: "normal", enum: ["normal", "sample", "all"] },
-];
-const SPEC_ROW_FIELDS: [string, string][] = [
-  ["erp_product_id", "integer"],
-  ["erp_sku", "string"],
-  ["product_name", "string"],
-  ["purchase_cost_usd", "number"],
-  ["inbound_freight_usd", "number"],
-  ["shipping_to_customer_usd", "number"],
-  ["warehouse_fees_usd", "number"],
-]; // every one nullable
-const SPEC_DETAIL_ERRORS: [number, string][] = [
-  [400, "INVALID_MONTH_RANGE"],
-  [401, "INVALID_API_KEY"],
-  [503, "EXTERNAL_API_NOT_CONFIGURED"],
-];
+// The specification's own tables, read from its copy in this repository
+// (docs/specification.md): the document must follow them, not a retyped version of them.
+const SPEC = readFileSync(resolve(import.meta.dir, "../../docs/specification.md"), "utf8");
+
+/** The rows of the first Markdown table after `heading` (a line of the spec), as records keyed by the header cells. */
+function specTable(heading: string): Record<string, string>[] {
+  const lines = SPEC.split("\n");
+  const start = lines.findIndex((l) => l.trim() === heading);
+  if (start === -1) throw new Error(`the specification has no line ${JSON.stringify(heading)}`);
+  const rows: string[][] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith("|")) {
+      if (rows.length) break;
+      continue;
+    }
+    rows.push(line.split("|").slice(1, -1).map((c) => c.trim()));
+  }
+  const [header, , ...body] = rows;
+  return body.map((cells) => Object.fromEntries(header!.map((h, i) => [h, cells[i]!])));
+}
+
+const SPEC_QUERY_PARAMETERS = specTable("Query parameters:").map((p) => ({
+  name: p.Name!,
+  type: p.Type!.split(",")[0]!.trim(), // "string, format date (ISO 8601, YYYY-MM-DD)"
+  ...(p.Type!.includes("format date") ? { format: "date" } : {}),
+  required: p.Required === "yes",
+  ...(p.Default !== "none" ? { default: p.Default } : {}),
+  ...(p["Allowed values"]!.includes(",") ? { enum: p["Allowed values"]!.split(",").map((v) => v.trim()) } : {}),
+}));
+const SPEC_ROW_FIELDS: [string, string][] = specTable("### Product cost row").map((f) => [f.Field!, f.Type!]); // every one nullable
+const SPEC_DETAIL_ERRORS: [number, string][] = specTable("## Errors")
+  .filter((e) => e.Body!.includes("detail = "))
+  .map((e) => [Number(e.Status), /detail = (\w+)/.exec(e.Body!)![1]!]);
+
+test("the specification's tables are read whole", () => {
+  expect(SPEC_QUERY_PARAMETERS).toEqual([
+    { name: "month_from", type: "string", format: "date", required: true },
+    { name: "month_to", type: "string", format: "date", required: true },
+    { name: "segment", type: "string", required: false, default: "normal", enum: ["normal", "sample", "all"] },
+  ]);
+  expect(SPEC_ROW_FIELDS.map(([f]) => f)).toHaveLength(7);
+  expect(SPEC_DETAIL_ERRORS).toEqual([
+    [400, "INVALID_MONTH_RANGE"],
+    [401, "INVALID_API_KEY"],
+    [503, "EXTERNAL_API_NOT_CONFIGURED"],
+  ]);
+});
 const SPEC_VALIDATION_ITEM = { required: ["loc", "msg", "type"], optional: ["ctx", "input"] };
 // design.md's additions: 500 INTERNAL_ERROR, 503 DATABASE_UNAVAILABLE; issue 4's overload answers.
 const ALL_STATUSES = ["200", "400", "401", "414", "422", "429", "431", "500", "503"];
@@ -156,7 +184,7 @@ describe("the OpenAPI document", () => {
   });
 });
 
-describe.each(backends())("the OpenAPI document agrees with what the service answers on $name", (backend) => {
+describeBackends("the OpenAPI document agrees with what the service answers on $name", (backend) => {
   let db: BackendHandle;
   let app: TestApp;
   let doc: Json;

@@ -1,11 +1,13 @@
-// The databases the database-backed tests run against: always the embedded one (so the
-// suite passes on a machine with no PostgreSQL server) and, when TEST_DATABASE_URL is set
-// (CI sets it), also a real PostgreSQL. Each backend gives a writable pool to load
-// fixtures and a pool configured like the service's own.
+// The databases the database-backed tests run against: the embedded one and a real
+// PostgreSQL (support/postgres.ts: TEST_DATABASE_URL, the local server, or a throwaway
+// cluster; reported as skipped where PostgreSQL is not installed). Each backend gives a
+// writable pool to load fixtures and a pool configured like the service's own.
 
+import { describe } from "bun:test";
 import type { Sql } from "../../src/db/client.ts";
 import { servicePool, testDatabase } from "./database.ts";
-import { embeddedDatabase } from "./embedded.ts";
+import { embeddedDatabase, readWrite } from "./embedded.ts";
+import { POSTGRES } from "./postgres.ts";
 
 export interface BackendHandle {
   admin: Sql;
@@ -18,8 +20,8 @@ export interface Backend {
   open(options?: { statementTimeoutMs?: number; max?: number }): Promise<BackendHandle>;
 }
 
-/** Is a real PostgreSQL server configured for this run? */
-export const HAS_POSTGRESQL = Boolean(process.env.TEST_DATABASE_URL);
+/** Is there a real PostgreSQL server for this run? */
+export const HAS_POSTGRESQL = Boolean(POSTGRES);
 
 const postgresql: Backend = {
   name: "postgresql",
@@ -30,17 +32,28 @@ const postgresql: Backend = {
   },
 };
 
-// PGlite is one session behind its socket: a read-only SET would also stop the fixture
-// loads, so here both pools are the same writable one. Read-only serving on the embedded
-// database is tested on its own (tests/db/embedded.test.ts).
+// PGlite is one session behind its socket, read-only by default as when serving: the
+// service reads through it as is, fixtures are written in read-write transactions.
 const embedded: Backend = {
   name: "embedded",
   async open() {
     const db = await embeddedDatabase();
-    return { admin: db.sql, service: db.sql, close: async () => {} };
+    return { admin: readWrite(db.sql), service: db.sql, close: async () => {} };
   },
 };
 
 export function backends(): Backend[] {
-  return HAS_POSTGRESQL ? [embedded, postgresql] : [embedded];
+  return [embedded, postgresql];
+}
+
+/**
+ * One describe block per backend, named with `$name`; the PostgreSQL one is reported as
+ * skipped (never left out) where there is no PostgreSQL.
+ */
+export function describeBackends(name: string, fn: (backend: Backend) => void): void {
+  for (const backend of backends()) {
+    const title = name.replace("$name", backend.name);
+    if (backend === postgresql && !HAS_POSTGRESQL) describe.skip(`${title} (skipped: no PostgreSQL)`, () => fn(backend));
+    else describe(title, () => fn(backend));
+  }
 }

@@ -4,7 +4,9 @@
 import { copyFileSync, existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { describe } from "bun:test";
 import type { Subprocess } from "bun";
+import { POSTGRES } from "./postgres.ts";
 
 export const BINARY = resolve(import.meta.dir, "../../dist/product-cost-export");
 
@@ -124,11 +126,25 @@ export async function embeddedFixtureEnv(binaryPath: string): Promise<Record<str
   return env;
 }
 
+export interface BinaryBackend {
+  name: string;
+  env(binaryPath: string): Promise<Record<string, string>>;
+}
+
 /** Both databases the executable can serve, each holding the endpoint fixture. */
-export const BINARY_BACKENDS: readonly { name: string; env(binaryPath: string): Promise<Record<string, string>> }[] = [
+export const BINARY_BACKENDS: readonly BinaryBackend[] = [
   { name: "postgresql", env: () => postgresFixtureEnv() },
   { name: "embedded", env: (binaryPath) => embeddedFixtureEnv(binaryPath) },
 ];
+
+/** One describe block per backend of the executable (`$name`); PostgreSQL's is reported as skipped where there is none. */
+export function describeBinaryBackends(name: string, fn: (backend: BinaryBackend) => void): void {
+  for (const backend of BINARY_BACKENDS) {
+    const title = name.replace("$name", backend.name);
+    if (backend.name === "postgresql" && !POSTGRES) describe.skip(`${title} (skipped: no PostgreSQL)`, () => fn(backend));
+    else describe(title, () => fn(backend));
+  }
+}
 
 /**
  * Settings that point the executable at a database holding the endpoint fixture: the run's

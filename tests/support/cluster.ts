@@ -2,11 +2,22 @@
 // initdb into a temp dir on a private port (run as user postgres when the tests run as
 // root), Unix socket in the same dir, fsync off. destroy() stops it and removes the dir.
 
-import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const BIN = process.env.PG_BIN_DIR ?? "/usr/lib/postgresql/15/bin";
+/**
+ * The directory of PostgreSQL's programs (initdb, pg_ctl): PG_BIN_DIR when set (only it),
+ * else the newest installed under /usr/lib/postgresql; undefined when there is none.
+ */
+export function postgresBinDir(): string | undefined {
+  const candidates = process.env.PG_BIN_DIR ? [process.env.PG_BIN_DIR] : [];
+  if (!process.env.PG_BIN_DIR && existsSync("/usr/lib/postgresql")) {
+    const versions = readdirSync("/usr/lib/postgresql").sort((a, b) => Number(b) - Number(a));
+    candidates.push(...versions.map((v) => `/usr/lib/postgresql/${v}/bin`));
+  }
+  return candidates.find((dir) => existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl")));
+}
 
 export interface Cluster {
   port: number;
@@ -36,6 +47,8 @@ async function freePort(): Promise<number> {
 }
 
 export async function createCluster(): Promise<Cluster> {
+  const BIN = postgresBinDir();
+  if (!BIN) throw new Error("PostgreSQL's programs (initdb, pg_ctl) are not installed: set PG_BIN_DIR or install postgresql");
   const dir = mkdtempSync(join(tmpdir(), "pce-pg-"));
   if (process.getuid?.() === 0) {
     const id = Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString().trim();

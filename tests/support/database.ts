@@ -1,11 +1,13 @@
-// A throwaway database per test run on a real PostgreSQL server: created (and migrated)
-// on first use, dropped when the run ends. No mocks: if there is no server, tests fail loudly.
+// A throwaway database per test run on a real PostgreSQL server (support/postgres.ts finds
+// or starts one): created (and migrated) on first use, dropped when the run ends. No mocks.
 
 import postgres from "postgres";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrations.ts";
+import { POSTGRES } from "./postgres.ts";
 
-export const SERVER_URL = process.env.TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test";
+/** The server's URL; only tests registered with PostgreSQL (describeWithPostgres, describeBackends) reach for it. */
+export const SERVER_URL = POSTGRES?.url ?? "postgres://postgres@127.0.0.1:5432/test";
 
 export interface TestDatabase {
   name: string;

@@ -66,6 +66,34 @@ export async function waitUntil(what: string, check: () => Promise<boolean> | bo
   }
 }
 
+/**
+ * A start line for writers that must overlap: a session of its own holds advisory lock `id`;
+ * each writer first takes it shared (pg_advisory_lock_shared, or the _xact_ form inside a
+ * transaction), so it waits; `waiting(n)` resolves once PostgreSQL shows n of them waiting,
+ * `release()` lets them all go at once.
+ */
+export async function advisoryBarrier(url: string, id: number): Promise<{ id: number; waiting(count: number): Promise<void>; release(): Promise<void> }> {
+  // Two sessions: one holds the lock, the other watches pg_locks.
+  const holder = createPool({ url, max: 2, connectTimeoutMs: 5000, statementTimeoutMs: 0, readOnly: false, applicationName: `pce-barrier-${process.pid}` });
+  const session = await holder.reserve();
+  await session`select pg_advisory_lock(${id})`;
+  return {
+    id,
+    async waiting(count) {
+      await waitUntil(`${count} writers at the barrier`, async () => {
+        const [row] = await holder<{ n: number }[]>`
+          select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = ${id} and not granted`;
+        return row!.n >= count;
+      });
+    },
+    async release() {
+      await session`select pg_advisory_unlock(${id})`;
+      session.release();
+      await holder.end({ timeout: 5 });
+    },
+  };
+}
+
 /** A read of the service is running on the server: in a transaction, or waiting on a lock. */
 export const busy = (s: Session) => s.state === "active" || s.in_transaction;
 

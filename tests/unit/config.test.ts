@@ -98,12 +98,16 @@ describe("bad configuration", () => {
   });
 
   test("a malformed DATABASE_URL is reported without echoing it (it may hold a password)", () => {
+    let thrown: unknown;
     try {
       loadConfig([], { DATABASE_URL: "postgres://user:s3cret@host:port/db" });
-      throw new Error("accepted");
     } catch (err) {
-      expect((err as Error).message).not.toContain("s3cret");
+      thrown = err;
     }
+    // An accepted URL leaves `thrown` undefined and fails here.
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as Error).message).toBe("DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)");
+    expect((thrown as Error).message).not.toContain("s3cret");
   });
 });
 
