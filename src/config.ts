@@ -211,9 +211,9 @@ export function checkServeDatabase(config: Config, underSystemd: boolean): void 
   }
 }
 
-/** `migrate` changes a database that must outlive it: an in-memory one would be gone at exit. */
-export function checkMigrateDatabase(config: Config): void {
-  if (!config.databaseUrl && !config.dataDir) throw new ConfigError("migrate needs a database to change: set DATABASE_URL or --data-dir");
+/** `migrate` and `refresh` change a database that must outlive them: an in-memory one would be gone at exit. */
+export function checkMigrateDatabase(config: Config, command = "migrate"): void {
+  if (!config.databaseUrl && !config.dataDir) throw new ConfigError(`${command} needs a database to change: set DATABASE_URL or --data-dir`);
 }
 
 /** The --help text, generated from SETTINGS so it cannot drift from what is parsed. */
@@ -223,7 +223,10 @@ export function helpText(): string {
     "",
     "Commands:",
     "  serve       Serve the HTTP API (the default when no command is given)",
-    "  migrate     Create or upgrade the tables and indexes, then exit",
+    "  migrate     Create or upgrade the tables and indexes, build what they need, then exit",
+    "  refresh [--rebuild]",
+    "              Fold recent writes into the totals the reads start from (run it every minute:",
+    "              reads stay exact without it, only slower); --rebuild redoes everything",
     "  hash-key    Read an API key on stdin, print its sha256:<hex> digest for PRODUCT_COST_API_KEYS",
     "  load-csv <products|product_daily_costs> <file.csv> [--replace]",
     "              Upsert a CSV (header line of column names; empty cell = null) into a contract",

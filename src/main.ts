@@ -11,6 +11,9 @@ import { migrate } from "./db/migrations.ts";
 import { openDatabase } from "./db/open.ts";
 import { databaseProblem } from "./db/problems.ts";
 import { checkReadiness } from "./db/readiness.ts";
+import { refreshRollup } from "./db/refresh.ts";
+import type { Database } from "./db/database.ts";
+import { progressLines } from "./progress.ts";
 import { createAdmission } from "./http/admission.ts";
 import { createApp } from "./http/app.ts";
 import { createHandler } from "./http/handler.ts";
@@ -24,7 +27,7 @@ import { logKeyWarnings, reloadOnSighup, tlsDigest } from "./reload.ts";
 import { installPath, systemdUnit } from "./systemd-unit.ts";
 import { COMMIT, VERSION } from "./version.ts";
 
-const COMMANDS = ["serve", "migrate", "hash-key", "load-csv", "systemd-unit"] as const;
+const COMMANDS = ["serve", "migrate", "refresh", "hash-key", "load-csv", "systemd-unit"] as const;
 const READINESS_TIMEOUT_MS = 2000;
 type Command = (typeof COMMANDS)[number];
 
@@ -119,15 +122,39 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   else logger.error("database not ready", { problem: ready.problem.code, cause: ready.problem.cause, fix: ready.problem.fix });
 }
 
+/** Folds the change log in, with progress lines; the report for the log. */
+async function refreshWithProgress(command: string, sql: Database["sql"], options: { rebuild?: boolean } = {}) {
+  const lines = progressLines(command);
+  const steps = { totals: "adding up daily rows into totals to date", answers: "rendering the answers of calendar periods" } as const;
+  return refreshRollup(sql, { ...options, onProgress: (p) => lines.report(steps[p.step], p.done, p.total) });
+}
+
 async function runMigrate(config: Config, logger: Logger): Promise<void> {
   const db = await openDatabase(config, false);
   try {
     const applied = await migrate(db.sql);
     logger.info("migrations applied", { applied, database: db.description });
+    // What the migrations need built, built now, while the service may already answer (exactly).
+    const refreshed = await refreshWithProgress("migrate", db.sql);
+    logger.info("refreshed", { ...refreshed });
   } catch (err) {
     // A database that cannot be migrated at all: its cause and the fix, in one line.
     const found = databaseProblem(err);
     if (found) throw new Error(`cannot migrate: ${found.cause}; ${found.fix}`);
+    throw err;
+  } finally {
+    await db.close(5);
+  }
+}
+
+async function runRefresh(config: Config, rebuild: boolean, logger: Logger): Promise<void> {
+  const db = await openDatabase(config, false);
+  try {
+    const refreshed = await refreshWithProgress("refresh", db.sql, { rebuild });
+    logger.info("refreshed", { ...refreshed, database: db.description });
+  } catch (err) {
+    const found = databaseProblem(err);
+    if (found) throw new Error(`cannot refresh: ${found.cause}; ${found.fix}`);
     throw err;
   } finally {
     await db.close(5);
@@ -163,7 +190,9 @@ async function main(argv: string[]): Promise<void> {
     return runLoadCsv(flags, process.env, (c) => createLogger({ level: c.logLevel, format: c.logFormat }));
   }
 
-  const config = loadConfig(flags, process.env);
+  // `refresh --rebuild` is the one command flag that is not a setting.
+  const rebuild = command === "refresh" && flags.includes("--rebuild");
+  const config = loadConfig(command === "refresh" ? flags.filter((f) => f !== "--rebuild") : flags, process.env);
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
   // Last resort while starting (and for migrate): a failure nothing else caught is logged with
   // its cause (never to a client), then the process exits 1. Once serving, serve() replaces
@@ -177,6 +206,10 @@ async function main(argv: string[]): Promise<void> {
   if (command === "migrate") {
     checkMigrateDatabase(config);
     return runMigrate(config, logger);
+  }
+  if (command === "refresh") {
+    checkMigrateDatabase(config, "refresh");
+    return runRefresh(config, rebuild, logger);
   }
   checkServeDatabase(config, Boolean((process.env.INVOCATION_ID || process.env.NOTIFY_SOCKET) && !process.stdin.isTTY));
   return serve(config, logger);

@@ -3,107 +3,142 @@
 -- Parameters:
 --   $1 month_from (date, inclusive)   $2 month_to (date, inclusive)
 --   $3 segment: 'normal' (is_sample = false), 'sample' (is_sample = true) or 'all'
--- Returns one row per product with at least one product_daily_costs row whose
--- cost_date lies in [$1, $2]. Each amount is the SQL SUM of its column over those rows,
--- so it is null only when every value is null (not costed) and 0 for a costed zero.
--- trim_scale drops the numeric(20,6) trailing zeros so the text is the shortest exact
+-- Returns one row per product with at least one product_daily_costs row whose cost_date
+-- lies in [$1, $2]. Each amount is the SQL SUM of its column over those rows, a NaN counted
+-- as null, so it is null only when no value is a number (not costed) and 0 for a costed
+-- zero. trim_scale drops the numeric(20,6) trailing zeros so the text is the shortest exact
 -- decimal (100.5, not 100.500000). Ids and amounts come back as exact text.
--- Order: erp_sku in byte order (collate "C", the same on every server and locale),
--- nulls last, then erp_product_id, then the internal product_id.
--- A range that is exactly one calendar month, quarter or year is read with
--- product_costs_one_period.sql instead (src/db/product-costs.ts chooses); this query
--- returns the same rows for it, only slower.
+-- Order: erp_sku in byte order (collate "C", the same on every server and locale), nulls
+-- last, then erp_product_id, then the internal product_id.
 --
--- How: the range is read from the rollup product_period_costs (migration 0003, kept
--- current by triggers: per product, the sum and the count of non-null values of each
--- column per month, quarter and year) wherever it covers whole periods, and from
--- product_daily_costs (through its date index) for the days before the first and after
--- the last whole month. The range [$1, $2 + 1) splits, largest periods first, into
---   years     [year_lo, year_hi)
---   quarters  [quarter_lo, least(year_lo, quarter_hi))  and  [greatest(year_hi, year_lo), quarter_hi)
---   months    [month_lo, least(quarter_lo, month_hi))   and  [greatest(quarter_hi, quarter_lo), month_hi)
---   days      [$1, least(month_lo, $2 + 1))             and  [greatest(month_hi, month_lo), $2 + 1)
--- where X_lo is the first X boundary on or after $1 and X_hi the last on or before $2 + 1
--- (a level has whole periods only when X_lo < X_hi; otherwise its two pieces are the whole
--- range of the level below). The pieces are disjoint and cover the range exactly: e.g.
--- 2024-11-01 .. 2026-10-31 reads Nov and Dec 2024, the year 2025, Q1-Q3 2026 and Oct 2026,
--- seven rollup rows per product and no daily row; 2024-01-15 .. 2024-04-10 reads Jan 15-31,
--- Feb, Mar and Apr 1-10.
--- A single day reads its daily rows as they are (one per product, no aggregation); any
--- other range adds up the pieces per product with
--- cost_total (numeric addition with a small state, see 0003; 0 when every input is null,
--- the counts decide null) and full-joins the two per-product totals. Per column
--- the pieces carry the sum of the non-null values and their count, so the result is null
--- exactly when no value in the range is non-null, as SUM would give.
+-- How (migration 0005): the range [$1, $2 + 1) has whole months [month_lo, month_hi) and
+-- days before and after them. For the whole months, a product's totals are the difference
+-- of two rows of product_month_costs (totals to date): through the month before month_hi,
+-- less through the month before month_lo; both lookups clamp to the last month with any
+-- data (`last`), through which every product with data has a row. That holds for every
+-- (product, month) the refresh has seen; for the ones product_cost_changes names (written
+-- since), the month's stale share (the difference of its two rows) is taken out and its daily
+-- rows added instead. The days at either end always come from the daily rows, through the
+-- date index. After a TRUNCATE (a change of everything), the whole range is added up from
+-- the daily rows until the next refresh. (A single day has a statement of its own:
+-- product_costs_one_day.sql.)
+-- The query reads every table at one snapshot, so it equals a GROUP BY over the daily rows
+-- at that snapshot, whether or not a refresh ran in between.
 -- The bounds are immutable expressions of $1 and $2 (no time zone involved; `bounds` is
--- inlined, not materialized), so the planner folds them to constants, drops the path not
--- taken, and estimates each piece from the statistics.
+-- inlined, not materialized), so the planner folds them to constants and drops the parts
+-- a range does not have.
 with bounds as not materialized (
   select
-    $1::date                                                                        as first_day,
-    $2::date + 1                                                                    as end_day,
-    (date_trunc('month',   ($1::date - 1)::timestamp) + interval '1 month')::date   as month_lo,
-    date_trunc('month',    ($2::date + 1)::timestamp)::date                         as month_hi,
-    (date_trunc('quarter', ($1::date - 1)::timestamp) + interval '3 months')::date  as quarter_lo,
-    date_trunc('quarter',  ($2::date + 1)::timestamp)::date                         as quarter_hi,
-    (date_trunc('year',    ($1::date - 1)::timestamp) + interval '1 year')::date    as year_lo,
-    date_trunc('year',     ($2::date + 1)::timestamp)::date                         as year_hi,
-    $1::date = $2::date                                                             as single_day
+    $1::date                                                                       as first_day,
+    $2::date + 1                                                                   as end_day,
+    (date_trunc('month', ($1::date - 1)::timestamp) + interval '1 month')::date    as month_lo,
+    date_trunc('month', ($2::date + 1)::timestamp)::date                           as month_hi
 ),
-one_day as (
+-- Two facts of the whole database, each computed once (an InitPlan) and then a constant of
+-- the plan: whether the log names everything, and the last month of the totals to date.
+-- Each part below is gated on the first by a one-time filter, so it keeps its own index.
+facts as not materialized (
   select
-    d.product_id,
-    d.purchase_cost_usd,        (d.purchase_cost_usd is not null)::int        as purchase_cost_usd_count,
-    d.inbound_freight_usd,      (d.inbound_freight_usd is not null)::int      as inbound_freight_usd_count,
-    d.shipping_to_customer_usd, (d.shipping_to_customer_usd is not null)::int as shipping_to_customer_usd_count,
-    d.warehouse_fees_usd,       (d.warehouse_fees_usd is not null)::int       as warehouse_fees_usd_count
-  from bounds b
-  join product_daily_costs d on b.single_day and d.cost_date = b.first_day
+    (select exists (select 1 from product_cost_changes where product_id is null)) as everything,
+    (select max(month) from product_month_costs)                                  as last
 ),
-periods as (
+-- The changed (product, month) pairs inside the whole months of the range.
+changed as materialized (
+  select distinct c.product_id, c.month
+  from product_cost_changes c, bounds b
+  where c.product_id is not null and c.month >= b.month_lo and c.month < b.month_hi
+),
+-- Whole months from the totals to date: through month_hi - 1 month, less through month_lo - 1 month.
+whole_months as (
   select
-    r.product_id,
-    cost_total(r.purchase_cost_usd_sum)        as purchase_cost_usd,        sum(r.purchase_cost_usd_count)        as purchase_cost_usd_count,
-    cost_total(r.inbound_freight_usd_sum)      as inbound_freight_usd,      sum(r.inbound_freight_usd_count)      as inbound_freight_usd_count,
-    cost_total(r.shipping_to_customer_usd_sum) as shipping_to_customer_usd, sum(r.shipping_to_customer_usd_count) as shipping_to_customer_usd_count,
-    cost_total(r.warehouse_fees_usd_sum)       as warehouse_fees_usd,       sum(r.warehouse_fees_usd_count)       as warehouse_fees_usd_count
-  from bounds b
-  join product_period_costs r on not b.single_day and (
-       (r.period = 'year' and r.period_start >= b.year_lo and r.period_start < b.year_hi)
-    or (r.period = 'quarter' and (   (r.period_start >= b.quarter_lo and r.period_start < least(b.year_lo, b.quarter_hi))
-                                  or (r.period_start >= greatest(b.year_hi, b.year_lo) and r.period_start < b.quarter_hi)))
-    or (r.period = 'month' and (   (r.period_start >= b.month_lo and r.period_start < least(b.quarter_lo, b.month_hi))
-                                or (r.period_start >= greatest(b.quarter_hi, b.quarter_lo) and r.period_start < b.month_hi))))
-  group by r.product_id
+    e.product_id,
+    e.rows_to_date                          - coalesce(s.rows_to_date, 0)                          as row_count,
+    e.purchase_cost_usd_to_date             - coalesce(s.purchase_cost_usd_to_date, 0)             as purchase_cost_usd,
+    e.purchase_cost_usd_count_to_date       - coalesce(s.purchase_cost_usd_count_to_date, 0)       as purchase_cost_usd_count,
+    e.inbound_freight_usd_to_date           - coalesce(s.inbound_freight_usd_to_date, 0)           as inbound_freight_usd,
+    e.inbound_freight_usd_count_to_date     - coalesce(s.inbound_freight_usd_count_to_date, 0)     as inbound_freight_usd_count,
+    e.shipping_to_customer_usd_to_date      - coalesce(s.shipping_to_customer_usd_to_date, 0)      as shipping_to_customer_usd,
+    e.shipping_to_customer_usd_count_to_date - coalesce(s.shipping_to_customer_usd_count_to_date, 0) as shipping_to_customer_usd_count,
+    e.warehouse_fees_usd_to_date            - coalesce(s.warehouse_fees_usd_to_date, 0)            as warehouse_fees_usd,
+    e.warehouse_fees_usd_count_to_date      - coalesce(s.warehouse_fees_usd_count_to_date, 0)      as warehouse_fees_usd_count
+  from bounds b cross join facts f cross join product_month_costs e
+  left join product_month_costs s
+    on s.product_id = e.product_id
+   and s.month = least((b.month_lo - interval '1 month')::date, f.last)
+  where not f.everything and b.month_lo < b.month_hi
+    and e.month = least((b.month_hi - interval '1 month')::date, f.last)
+),
+-- The stale share of each changed month: its two rows' difference (0 past the last month).
+stale as (
+  select
+    c.product_id,
+    -(coalesce(e.rows_to_date, 0)                          - coalesce(s.rows_to_date, 0))                          as row_count,
+    -(coalesce(e.purchase_cost_usd_to_date, 0)             - coalesce(s.purchase_cost_usd_to_date, 0))             as purchase_cost_usd,
+    -(coalesce(e.purchase_cost_usd_count_to_date, 0)       - coalesce(s.purchase_cost_usd_count_to_date, 0))       as purchase_cost_usd_count,
+    -(coalesce(e.inbound_freight_usd_to_date, 0)           - coalesce(s.inbound_freight_usd_to_date, 0))           as inbound_freight_usd,
+    -(coalesce(e.inbound_freight_usd_count_to_date, 0)     - coalesce(s.inbound_freight_usd_count_to_date, 0))     as inbound_freight_usd_count,
+    -(coalesce(e.shipping_to_customer_usd_to_date, 0)      - coalesce(s.shipping_to_customer_usd_to_date, 0))      as shipping_to_customer_usd,
+    -(coalesce(e.shipping_to_customer_usd_count_to_date, 0) - coalesce(s.shipping_to_customer_usd_count_to_date, 0)) as shipping_to_customer_usd_count,
+    -(coalesce(e.warehouse_fees_usd_to_date, 0)            - coalesce(s.warehouse_fees_usd_to_date, 0))            as warehouse_fees_usd,
+    -(coalesce(e.warehouse_fees_usd_count_to_date, 0)      - coalesce(s.warehouse_fees_usd_count_to_date, 0))      as warehouse_fees_usd_count
+  from bounds b cross join facts f cross join changed c
+  left join product_month_costs e on e.product_id = c.product_id and e.month = least(c.month, f.last)
+  left join product_month_costs s on s.product_id = c.product_id and s.month = least((c.month - interval '1 month')::date, f.last)
+  where not f.everything
+),
+-- Daily rows: the days at either end of the range (the date index), the changed months (the
+-- primary key, product by product), or, after a change of everything, the whole range.
+daily as (
+  select d.* from bounds b cross join facts f cross join product_daily_costs d
+  where f.everything and d.cost_date >= b.first_day and d.cost_date < b.end_day
+  union all
+  select d.* from bounds b cross join facts f cross join product_daily_costs d
+  where not f.everything and d.cost_date >= b.first_day and d.cost_date < least(b.month_lo, b.end_day)
+  union all
+  select d.* from bounds b cross join facts f cross join product_daily_costs d
+  where not f.everything and d.cost_date >= greatest(b.month_hi, b.month_lo) and d.cost_date < b.end_day
+  union all
+  select d.* from bounds b cross join facts f cross join changed c
+  join product_daily_costs d on d.product_id = c.product_id and d.cost_date >= c.month and d.cost_date < (c.month + interval '1 month')::date
+  where not f.everything
 ),
 days as (
   select
-    d.product_id,
-    cost_total(d.purchase_cost_usd)        as purchase_cost_usd,        count(d.purchase_cost_usd)        as purchase_cost_usd_count,
-    cost_total(d.inbound_freight_usd)      as inbound_freight_usd,      count(d.inbound_freight_usd)      as inbound_freight_usd_count,
-    cost_total(d.shipping_to_customer_usd) as shipping_to_customer_usd, count(d.shipping_to_customer_usd) as shipping_to_customer_usd_count,
-    cost_total(d.warehouse_fees_usd)       as warehouse_fees_usd,       count(d.warehouse_fees_usd)       as warehouse_fees_usd_count
-  from bounds b
-  join product_daily_costs d on not b.single_day and (
-       (d.cost_date >= b.first_day and d.cost_date < least(b.month_lo, b.end_day))
-    or (d.cost_date >= greatest(b.month_hi, b.month_lo) and d.cost_date < b.end_day))
+    d.product_id, count(*) as row_count,
+    cost_total(nullif(d.purchase_cost_usd, 'NaN'))        as purchase_cost_usd,        count(nullif(d.purchase_cost_usd, 'NaN'))        as purchase_cost_usd_count,
+    cost_total(nullif(d.inbound_freight_usd, 'NaN'))      as inbound_freight_usd,      count(nullif(d.inbound_freight_usd, 'NaN'))      as inbound_freight_usd_count,
+    cost_total(nullif(d.shipping_to_customer_usd, 'NaN')) as shipping_to_customer_usd, count(nullif(d.shipping_to_customer_usd, 'NaN')) as shipping_to_customer_usd_count,
+    cost_total(nullif(d.warehouse_fees_usd, 'NaN'))       as warehouse_fees_usd,       count(nullif(d.warehouse_fees_usd, 'NaN'))       as warehouse_fees_usd_count
+  from daily d
   group by d.product_id
 ),
-totals as (
-  select * from one_day
-  union all
+-- Everything but the whole months, per product: small when the range is whole months and
+-- the log names none of them.
+other_parts as (
   select
-    coalesce(r.product_id, d.product_id),
-    coalesce(r.purchase_cost_usd, 0) + coalesce(d.purchase_cost_usd, 0),
-    coalesce(r.purchase_cost_usd_count, 0) + coalesce(d.purchase_cost_usd_count, 0),
-    coalesce(r.inbound_freight_usd, 0) + coalesce(d.inbound_freight_usd, 0),
-    coalesce(r.inbound_freight_usd_count, 0) + coalesce(d.inbound_freight_usd_count, 0),
-    coalesce(r.shipping_to_customer_usd, 0) + coalesce(d.shipping_to_customer_usd, 0),
-    coalesce(r.shipping_to_customer_usd_count, 0) + coalesce(d.shipping_to_customer_usd_count, 0),
-    coalesce(r.warehouse_fees_usd, 0) + coalesce(d.warehouse_fees_usd, 0),
-    coalesce(r.warehouse_fees_usd_count, 0) + coalesce(d.warehouse_fees_usd_count, 0)
-  from periods r
-  full join days d on d.product_id = r.product_id
+    product_id, sum(row_count) as row_count,
+    cost_total(purchase_cost_usd)        as purchase_cost_usd,        sum(purchase_cost_usd_count)        as purchase_cost_usd_count,
+    cost_total(inbound_freight_usd)      as inbound_freight_usd,      sum(inbound_freight_usd_count)      as inbound_freight_usd_count,
+    cost_total(shipping_to_customer_usd) as shipping_to_customer_usd, sum(shipping_to_customer_usd_count) as shipping_to_customer_usd_count,
+    cost_total(warehouse_fees_usd)       as warehouse_fees_usd,       sum(warehouse_fees_usd_count)       as warehouse_fees_usd_count
+  from (select * from stale union all select * from days) x
+  group by product_id
+),
+totals as (
+  -- A join, not a union and a GROUP BY: the whole months are one row per product already.
+  select
+    coalesce(w.product_id, o.product_id) as product_id,
+    coalesce(w.row_count, 0) + coalesce(o.row_count, 0)                                           as row_count,
+    coalesce(w.purchase_cost_usd, 0) + coalesce(o.purchase_cost_usd, 0)                           as purchase_cost_usd,
+    coalesce(w.purchase_cost_usd_count, 0) + coalesce(o.purchase_cost_usd_count, 0)               as purchase_cost_usd_count,
+    coalesce(w.inbound_freight_usd, 0) + coalesce(o.inbound_freight_usd, 0)                       as inbound_freight_usd,
+    coalesce(w.inbound_freight_usd_count, 0) + coalesce(o.inbound_freight_usd_count, 0)           as inbound_freight_usd_count,
+    coalesce(w.shipping_to_customer_usd, 0) + coalesce(o.shipping_to_customer_usd, 0)             as shipping_to_customer_usd,
+    coalesce(w.shipping_to_customer_usd_count, 0) + coalesce(o.shipping_to_customer_usd_count, 0) as shipping_to_customer_usd_count,
+    coalesce(w.warehouse_fees_usd, 0) + coalesce(o.warehouse_fees_usd, 0)                         as warehouse_fees_usd,
+    coalesce(w.warehouse_fees_usd_count, 0) + coalesce(o.warehouse_fees_usd_count, 0)             as warehouse_fees_usd_count
+  from whole_months w
+  full join other_parts o on o.product_id = w.product_id
 )
 select
   p.erp_product_id,
@@ -115,5 +150,6 @@ select
   trim_scale(case when t.warehouse_fees_usd_count > 0 then t.warehouse_fees_usd end)             as warehouse_fees_usd
 from totals t
 join products p on p.product_id = t.product_id
-where $3::text = 'all' or p.is_sample = ($3::text = 'sample')
+where t.row_count > 0
+  and ($3::text = 'all' or p.is_sample = ($3::text = 'sample'))
 order by p.erp_sku collate "C" nulls last, p.erp_product_id, p.product_id

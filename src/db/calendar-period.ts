@@ -1,5 +1,6 @@
-// Which inclusive date ranges are exactly one calendar month, quarter or year: those are
-// read as they are from the rollup (sql/queries/product_costs_one_period.sql), in order.
+// Which inclusive date ranges are exactly one calendar month, quarter or year: their JSON
+// answer is the one the refresh rendered (sql/queries/product_costs_rendered.sql) while the
+// change log says it still holds.
 
 export type CalendarPeriod = "month" | "quarter" | "year";
 

@@ -22,15 +22,21 @@ export interface PoolOptions {
 // Planner settings of every serving session (startup parameters; SET on the embedded database):
 // - work_mem 16MB: serving reads sort up to ~10 MB (50,000 products) and add up rollup rows
 //   in a hash of ~20 MB; at PostgreSQL's default 4 MB both spill to disk (two years: +40 %).
-// - random_page_cost 1.1 (the usual value for SSDs and cached tables, which the rollup is):
-//   at the default 4 the planner reads one month by bitmap scan and a 45,000-row sort
-//   instead of in order off product_period_costs_output_order_idx, which is twice as slow
-//   (72 vs 35 ms at 50,000 products) and sends no row before the last is read.
+// - random_page_cost 1.1 (the usual value for SSDs and cached tables): the reads are index
+//   lookups (the totals to date of one month, the date index for the days at either end,
+//   the daily rows' primary key product by product for the months the change log names),
+//   which the default 4 prices as if each were a seek on a spinning disk. On the 50,000-
+//   product benchmark today's plans come out the same at 4; 1.1 keeps a long change log's
+//   per-product lookups from turning into a scan of the range.
+// - jit off: the read's plan carries a branch that adds up every daily row of the range (for
+//   a log that names everything, gated off otherwise), whose estimated cost crosses
+//   jit_above_cost: compiling the plan took 1.0 s of a 1.35 s read of two years at 50,000
+//   products, for a branch that never runs.
 // - plan_cache_mode force_custom_plan: sql/queries/product_costs.sql relies on the planner
 //   folding the range's bounds to constants (and dropping the pieces a range does not
 //   have), which only a custom plan does. PostgreSQL may switch a prepared statement to a
 //   generic plan after five runs when that looks cheaper; planning anew costs ~1 ms.
-export const SERVING_SETTINGS = { work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan" } as const;
+export const SERVING_SETTINGS = { work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan", jit: "off" } as const;
 
 export function createPool(options: PoolOptions): Sql {
   const target = options.url ?? "postgres://postgres@localhost/postgres";

@@ -55,7 +55,8 @@ export function openExternal(config: Config, options: { readOnly: boolean; max: 
  * Serving uses read-only sessions; migrate and load-csv write.
  */
 export async function openDatabase(config: Config, readOnly: boolean): Promise<Database> {
-  if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? config.dbPoolMax : 1 });
+  // Writing commands (migrate, refresh, load-csv) need two sessions: the refresh renders two answers at once.
+  if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? config.dbPoolMax : 2 });
   return openEmbedded({
     dataDir: config.dataDir,
     demoData: config.demoData ?? config.dataDir === undefined,

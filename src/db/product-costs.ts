@@ -1,24 +1,36 @@
-// The read behind GET /external/v1/product-costs: runs sql/queries/product_costs.sql (or,
-// for exactly one calendar month, quarter or year, product_costs_one_period.sql, which
-// returns the same rows straight off an index) through a cursor so a large answer never sits in memory whole. The first batch is
-// fetched before the caller commits to a 200, so a dead database is still a clean 503.
+// The read behind GET /external/v1/product-costs, through a cursor so that a large answer
+// never sits in memory whole; the first batch is fetched before the caller commits to a
+// 200, so a dead database is still a clean 503.
+// For exactly one calendar month, quarter or year in JSON, the answer the last refresh
+// rendered (sql/queries/product_costs_rendered.sql) when the change log says it still holds;
+// otherwise, and for every other range, the rows of sql/queries/product_costs.sql.
 
 import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
-import onePeriodQuery from "../../sql/queries/product_costs_one_period.sql" with { type: "text" };
+import oneDayQuery from "../../sql/queries/product_costs_one_day.sql" with { type: "text" };
+import renderedQuery from "../../sql/queries/product_costs_rendered.sql" with { type: "text" };
 import { calendarPeriodOf } from "./calendar-period.ts";
 import type { Sql } from "./client.ts";
 import { DatabaseDeadlineError, isStaleConnection, isStrayCancel } from "./errors.ts";
 
 /** One row as the database returns it: ids and amounts are exact decimal text, never floats. */
-export interface ProductCostRow {
-  erp_product_id: string | null;
-  erp_sku: string | null;
-  product_name: string | null;
-  purchase_cost_usd: string | null;
-  inbound_freight_usd: string | null;
-  shipping_to_customer_usd: string | null;
-  warehouse_fees_usd: string | null;
-}
+/**
+ * One row of the answer as PostgreSQL sends it: each column's text in UTF-8, undecoded
+ * (null for SQL NULL), in the order of PRODUCT_COST_COLUMNS. The encoders write these bytes
+ * as they are (row-json.ts, row-csv.ts): decoding 50,000 rows into strings only to encode
+ * them again was the largest share of the service's own time.
+ */
+export type ProductCostRow = readonly (Uint8Array | null)[];
+
+/** The answer's fields, in the order of the statements' columns and of the JSON and CSV output. */
+export const PRODUCT_COST_COLUMNS = [
+  "erp_product_id",
+  "erp_sku",
+  "product_name",
+  "purchase_cost_usd",
+  "inbound_freight_usd",
+  "shipping_to_customer_usd",
+  "warehouse_fees_usd",
+] as const;
 
 export interface ProductCostQuery {
   monthFrom: string; // YYYY-MM-DD
@@ -26,11 +38,17 @@ export interface ProductCostQuery {
   segment: "normal" | "sample" | "all";
 }
 
-export interface RowBatches {
+/**
+ * A chunk of a rendered answer as PostgreSQL sends it, never decoded: [rows, body], the
+ * number of row objects (as decimal text) and their JSON text separated by commas (UTF-8).
+ */
+export type RenderedChunk = [rows: Uint8Array, body: Uint8Array];
+
+export interface RowBatches<T = ProductCostRow> {
   /** The first batch, already fetched (may be empty). */
-  first: ProductCostRow[];
+  first: T[];
   /** The remaining batches. Throws (never ends quietly) when the read was closed early. */
-  rest(): AsyncGenerator<ProductCostRow[]>;
+  rest(): AsyncGenerator<T[]>;
   /** True once the cursor is exhausted or closed: nothing holds a connection any more. */
   finished(): boolean;
   /**
@@ -40,8 +58,13 @@ export interface RowBatches {
   close(reason?: unknown): Promise<void>;
 }
 
+/** What a read returns: rows to render, or the chunks of an answer rendered by the refresh. */
+export type ProductCostRead = { kind: "rows"; batches: RowBatches<ProductCostRow> } | { kind: "rendered"; batches: RowBatches<RenderedChunk> };
+
 export interface ReadOptions {
   batchSize: number;
+  /** A JSON answer is wanted: an exact calendar period may be served as rendered by the refresh. */
+  rendered?: boolean;
   /** Deadline for the first batch; past it the query is cancelled and DatabaseDeadlineError thrown. */
   firstBatchTimeoutMs: number;
   /** Deadline for getting a connection at all (a peer that accepts and drops connections never fails by itself). */
@@ -58,23 +81,37 @@ export class ReadInterruptedError extends Error {
   }
 }
 
-/** The SQL that answers `q`, and its parameters. */
-export function productCostsStatement(q: ProductCostQuery): { text: string; params: string[] } {
+export interface Statement {
+  text: string;
+  params: string[];
+  /** Rows as arrays of the columns' bytes, undecoded (postgres.js raw()). */
+  raw?: boolean;
+}
+
+/** The SQL that returns the rows of `q`, and its parameters. */
+export function productCostsStatement(q: ProductCostQuery): Statement {
+  // One day is its daily rows as they are: a plainer statement, a third faster than the general one.
+  if (q.monthFrom === q.monthTo) return { text: oneDayQuery, params: [q.monthFrom, q.segment], raw: true };
+  return { text: productCostsQuery, params: [q.monthFrom, q.monthTo, q.segment], raw: true };
+}
+
+/** The SQL that returns the rendered answer of `q` when `q` is exactly one calendar period (else undefined). */
+export function renderedAnswerStatement(q: ProductCostQuery): Statement | undefined {
   const period = calendarPeriodOf(q.monthFrom, q.monthTo);
-  return period
-    ? { text: onePeriodQuery, params: [period, q.monthFrom, q.segment] }
-    : { text: productCostsQuery, params: [q.monthFrom, q.monthTo, q.segment] };
+  return period ? { text: renderedQuery, params: [period, q.monthFrom, q.segment], raw: true } : undefined;
 }
 
 /**
  * The statements a request may run, each over a range in year 1 (which holds no costs), for
  * the readiness check: they touch every relation and function the read path needs.
  */
-export function readPathProbes(): { text: string; params: string[] }[] {
+export function readPathProbes(): Statement[] {
+  const month = { monthFrom: "0001-01-01", monthTo: "0001-01-31", segment: "all" } as const;
   return [
     productCostsStatement({ monthFrom: "0001-01-01", monthTo: "0001-01-01", segment: "all" }), // one day
     productCostsStatement({ monthFrom: "0001-01-15", monthTo: "0001-03-10", segment: "all" }), // days and months
-    productCostsStatement({ monthFrom: "0001-01-01", monthTo: "0001-01-31", segment: "all" }), // one calendar month
+    productCostsStatement(month),
+    renderedAnswerStatement(month)!,
   ];
 }
 
@@ -91,27 +128,27 @@ function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
 // connection is then the pool's business (a dead server fails it, a live one answers).
 const CANCEL_SETTLE_MS = 5000;
 
-async function openOnce(sql: Sql, q: ProductCostQuery, options: ReadOptions): Promise<RowBatches> {
-  const statement = productCostsStatement(q);
-  const query = sql.unsafe<ProductCostRow[]>(statement.text, statement.params);
-  const iterator = query.cursor(options.batchSize)[Symbol.asyncIterator]();
-  let pending: Promise<IteratorResult<ProductCostRow[]>> | undefined; // a batch the server is computing
+async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions): Promise<RowBatches<T>> {
+  const plain = sql.unsafe(statement.text, statement.params);
+  const query = statement.raw ? plain.raw() : plain;
+  const iterator = (query.cursor(options.batchSize) as AsyncIterable<T[]>)[Symbol.asyncIterator]();
+  let pending: Promise<IteratorResult<T[]>> | undefined; // a batch the server is computing
   let finished = false;
   let stopped: unknown; // why the read was closed early; rest() throws it
 
   let ended = false; // PostgreSQL reported the statement complete
 
-  const fetchBatch = (): Promise<IteratorResult<ProductCostRow[]>> => {
+  const fetchBatch = (): Promise<IteratorResult<T[]>> => {
     const raw: unknown = iterator.next();
     if (!(raw instanceof Promise)) {
       // postgres.js answers {done: true} at once, without asking the server, when the query
       // is no longer active: after its real end, but also after its connection died while
       // the cursor sat suspended between batches (that error is dropped). Only a statement
       // seen to complete has ended; anything else would be a short array that looks whole.
-      if (ended) return Promise.resolve(raw as IteratorResult<ProductCostRow[]>);
+      if (ended) return Promise.resolve(raw as IteratorResult<T[]>);
       return Promise.reject(new ReadInterruptedError());
     }
-    const p = raw as Promise<IteratorResult<ProductCostRow[]>>;
+    const p = raw as Promise<IteratorResult<T[]>>;
     pending = p;
     const clear = () => {
       if (pending === p) pending = undefined;
@@ -166,7 +203,7 @@ async function openOnce(sql: Sql, q: ProductCostQuery, options: ReadOptions): Pr
       else signal.addEventListener("abort", onAbort, { once: true });
     }
   });
-  let head: IteratorResult<ProductCostRow[]>;
+  let head: IteratorResult<T[]>;
   try {
     head = await Promise.race([fetchBatch(), failures]);
   } catch (err) {
@@ -203,14 +240,28 @@ async function openOnce(sql: Sql, q: ProductCostQuery, options: ReadOptions): Pr
   };
 }
 
-export async function readProductCosts(sql: Sql, q: ProductCostQuery, options: ReadOptions): Promise<RowBatches> {
+/** Opens `statement`, retrying once a failure that a fresh connection hides. */
+async function open<T>(sql: Sql, statement: Statement, options: ReadOptions): Promise<RowBatches<T>> {
   try {
-    return await openOnce(sql, q, options);
+    return await openOnce<T>(sql, statement, options);
   } catch (err) {
     // A connection that died while idle (database restarted) fails its next query once;
     // the read is idempotent, so one retry on a fresh connection hides that.
     // A stray cancel (one sent for an earlier query on this connection) is retried the same way.
-    if (isStaleConnection(err) || isStrayCancel(err)) return await openOnce(sql, q, options);
+    if (isStaleConnection(err) || isStrayCancel(err)) return await openOnce<T>(sql, statement, options);
     throw err;
   }
+}
+
+// A rendered chunk holds 2,000 rows: a few of them a fetch.
+const RENDERED_CHUNKS_PER_BATCH = 2;
+
+export async function readProductCosts(sql: Sql, q: ProductCostQuery, options: ReadOptions): Promise<ProductCostRead> {
+  const rendered = options.rendered ? renderedAnswerStatement(q) : undefined;
+  if (rendered) {
+    const chunks = await open<RenderedChunk>(sql, rendered, { ...options, batchSize: RENDERED_CHUNKS_PER_BATCH });
+    if (chunks.first.length > 0) return { kind: "rendered", batches: chunks };
+    await chunks.close(); // no answer to trust: the rows, then (an empty result has already ended)
+  }
+  return { kind: "rows", batches: await open<ProductCostRow>(sql, productCostsStatement(q), options) };
 }

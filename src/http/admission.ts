@@ -47,10 +47,10 @@ export interface AdmissionOptions {
 
 export interface Admission {
   /**
-   * Runs `open` once a slot is free and returns its batches; the slot is held until the
-   * batches are read to the end or closed. Throws 503 OVERLOADED when no slot comes.
+   * Runs `open` once a slot is free and returns what it opened, its batches wrapped: the slot
+   * is held until they are read to the end or closed. Throws 503 OVERLOADED when no slot comes.
    */
-  read(request: Request, open: (signal: AbortSignal) => Promise<RowBatches>): Promise<RowBatches>;
+  read<R extends { batches: RowBatches<unknown> }>(request: Request, open: (signal: AbortSignal) => Promise<R>): Promise<R>;
   /** Reads running and requests waiting, for metrics and tests. */
   stats(): { running: number; queued: number };
 }
@@ -107,7 +107,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   return {
     stats: () => ({ running, queued: waiting.length }),
-    async read(request, open) {
+    async read<R extends { batches: RowBatches<unknown> }>(request: Request, open: (signal: AbortSignal) => Promise<R>): Promise<R> {
       const controller = new AbortController();
       const onClientGone = () => controller.abort(new ClientClosedRequestError());
       const signal = request.signal as AbortSignal | undefined;
@@ -133,19 +133,20 @@ export function createAdmission(options: AdmissionOptions): Admission {
         release(false);
         throw err;
       }
-      let batches: RowBatches;
+      let opened: R;
       try {
-        batches = await open(controller.signal);
+        opened = await open(controller.signal);
       } catch (err) {
         release(true);
         throw err;
       }
+      const batches = opened.batches;
 
       const finish = () => {
         controller.signal.removeEventListener("abort", onAbort);
         release(true);
       };
-      const admitted: RowBatches = {
+      const admitted: typeof batches = {
         first: batches.first,
         finished: () => batches.finished(),
         async *rest() {
@@ -169,7 +170,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
       const onAbort = () => void admitted.close(controller.signal.reason);
       controller.signal.addEventListener("abort", onAbort, { once: true });
       if (batches.finished()) finish();
-      return admitted;
+      return { ...opened, batches: admitted } as R;
     },
   };
 }

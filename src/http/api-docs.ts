@@ -12,7 +12,7 @@ import { Elysia, type DocumentDecoration } from "elysia";
 import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerUiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { VERSION } from "../version.ts";
-import { CSV_COLUMNS } from "./row-csv.ts";
+import { CSV_HEADER } from "./row-csv.ts";
 import { DetailCode, ProductCostRow, ValidationErrorBody, ValidationErrorItem } from "./schemas.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -82,7 +82,7 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
             "RFC 4180 CSV, UTF-8, CRLF line ends: a header line, then one line per row with the same columns and values as the JSON. " +
             'A null is an empty cell; an empty string is "". Sent with Content-Disposition: attachment.',
         },
-        example: `${CSV_COLUMNS.join(",")}\r\n1001,SKU-B,Bravo,2010.75,0,,1.25\r\n`,
+        example: `${CSV_HEADER}1001,SKU-B,Bravo,2010.75,0,,1.25\r\n`,
       },
     },
   },

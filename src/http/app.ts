@@ -24,6 +24,7 @@ import type { RateLimiter } from "./rate-limit.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
 import { negotiateCompression } from "./compression.ts";
+import { preferredRowFormat } from "./accept.ts";
 import { contextOf } from "./request-context.ts";
 import { compactJson, detailResponse, jsonResponse } from "./responses.ts";
 import { rowsResponse } from "./rows-response.ts";
@@ -84,16 +85,24 @@ export function createApp(deps: AppDeps) {
         if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
         if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
 
+        const context = contextOf(request);
+        context.format = preferredRowFormat(request.headers.get("accept"));
         const read = () =>
           admission.read(request, (signal) =>
             readProductCosts(
               deps.sql,
               { monthFrom, monthTo, segment },
-              { batchSize: deps.batchSize ?? 2000, firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal },
+              {
+                batchSize: deps.batchSize ?? 2000,
+                rendered: context.format === "json",
+                firstBatchTimeoutMs: deps.firstBatchTimeoutMs,
+                connectTimeoutMs: deps.connectTimeoutMs,
+                signal,
+              },
             ),
           );
-        const batches = await (deps.guard ? deps.guard.run(read) : read());
-        return negotiateCompression(request, rowsResponse(request, batches, contextOf(request), checked.params));
+        const result = await (deps.guard ? deps.guard.run(read) : read());
+        return negotiateCompression(request, rowsResponse(result, context, checked.params));
       },
       {
         detail: {

@@ -5,27 +5,42 @@
 // The request's context counts the rows written and keeps the cause of a failure; the
 // handler sees how the body ended (observed-body.ts).
 
-import type { ProductCostRow, RowBatches } from "../db/product-costs.ts";
+import type { ProductCostRow, RenderedChunk, RowBatches } from "../db/product-costs.ts";
 import type { RequestContext } from "./request-context.ts";
 import { rowsJson } from "./row-json.ts";
 
 const encoder = new TextEncoder();
 
-/** How rows become body text: `begin` with the first batch, `more` for each later one, then `end`. */
-export interface RowEncoding {
-  begin(rows: readonly ProductCostRow[]): string;
+/** How a batch becomes body bytes: `begin` with the first batch, `more` for each later one, then `end`. */
+export interface RowEncoding<T = ProductCostRow> {
+  begin(items: readonly T[]): string | Uint8Array;
   /** `written` = how many rows are already in the body (a JSON array needs a comma after the first). */
-  more(rows: readonly ProductCostRow[], written: number): string;
+  more(items: readonly T[], written: number): string | Uint8Array;
   end: string;
+  /** How many rows a batch holds (for the log and metrics). */
+  rows(items: readonly T[]): number;
 }
 
 export const JSON_ARRAY: RowEncoding = {
-  begin: (rows) => "[" + rowsJson(rows),
-  more: (rows, written) => (written === 0 ? "" : ",") + rowsJson(rows),
+  begin: (rows) => rowsJson(rows, "["),
+  more: (rows, written) => rowsJson(rows, written === 0 ? "" : ","),
   end: "]",
+  rows: (rows) => rows.length,
 };
 
-export function rowStream(batches: RowBatches, context: RequestContext, encoding: RowEncoding): ReadableStream<Uint8Array> {
+const OPEN_BRACKET = encoder.encode("[");
+
+/** The chunks of a rendered answer: each already holds its rows and the commas between them, in UTF-8. */
+export const RENDERED_JSON: RowEncoding<RenderedChunk> = {
+  begin: (chunks) => Buffer.concat([OPEN_BRACKET, ...chunks.map(([, body]) => body)]),
+  more: (chunks) => Buffer.concat(chunks.map(([, body]) => body)),
+  end: "]",
+  rows: (chunks) => chunks.reduce((n, [rows]) => n + Number(Buffer.from(rows).toString("latin1")), 0),
+};
+
+const bytes = (body: string | Uint8Array) => (typeof body === "string" ? encoder.encode(body) : body);
+
+export function rowStream<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): ReadableStream<Uint8Array> {
   context.streamed = true;
   context.rows = 0; // rows written to the body so far
   const rest = batches.rest();
@@ -36,20 +51,20 @@ export function rowStream(batches: RowBatches, context: RequestContext, encoding
       try {
         if (!opened) {
           opened = true;
-          controller.enqueue(encoder.encode(encoding.begin(batches.first)));
-          context.rows = batches.first.length;
+          controller.enqueue(bytes(encoding.begin(batches.first)));
+          context.rows = encoding.rows(batches.first);
           return;
         }
         const next = await rest.next();
         if (next.done) {
-          if (encoding.end) controller.enqueue(encoder.encode(encoding.end));
+          if (encoding.end) controller.enqueue(bytes(encoding.end));
           controller.close();
           return;
         }
         if (next.value.length === 0) return;
         const written = context.rows ?? 0;
-        controller.enqueue(encoder.encode(encoding.more(next.value, written)));
-        context.rows = written + next.value.length;
+        controller.enqueue(bytes(encoding.more(next.value, written)));
+        context.rows = written + encoding.rows(next.value);
       } catch (err) {
         // Erroring the stream makes Bun abort the connection without the last chunk. The
         // cause goes to the request's log line; erroring with no value keeps Bun from also

@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/open.ts";
+import { refreshRollup } from "../db/refresh.ts";
 import type { Logger } from "../log.ts";
 import { loadCsv, LoadError, TABLES } from "./load-csv.ts";
 
@@ -33,7 +34,9 @@ export async function runLoadCsv(args: readonly string[], env: Record<string, st
   const db = await openDatabase(config, false);
   try {
     const rows = await loadCsv(db.sql, table, text, { replace });
-    logger.info("csv loaded", { table, file, rows, replaced: replace, database: db.description });
+    // Fold the new rows into the totals now: the next reads are fast at once.
+    const refreshed = await refreshRollup(db.sql);
+    logger.info("csv loaded", { table, file, rows, replaced: replace, database: db.description, refresh_ms: refreshed?.ms });
   } catch (err) {
     if (err instanceof LoadError) throw new ConfigError(`load-csv ${file}: ${err.message}`);
     throw err;

@@ -30,8 +30,8 @@ const server = Bun.serve({
       monthTo: q.get("month_to")!,
       segment: (q.get("segment") ?? "normal") as ProductCostQuery["segment"],
     });
-    const rows = await sql.unsafe<ProductCostRow[]>(statement.text, statement.params);
-    return new Response("[" + rowsJson(rows) + "]", { headers: { "content-type": "application/json" } });
+    const rows: ProductCostRow[] = await sql.unsafe(statement.text, statement.params).raw();
+    return new Response(Buffer.concat([rowsJson(rows, "["), Buffer.from("]")]), { headers: { "content-type": "application/json" } });
   },
 });
 

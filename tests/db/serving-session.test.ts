@@ -7,7 +7,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { servicePool, testDatabase } from "../support/database.ts";
 import type { Sql } from "../../src/db/client.ts";
-import { productCostsStatement } from "../../src/db/product-costs.ts";
+import { productCostsStatement, renderedAnswerStatement } from "../../src/db/product-costs.ts";
+import { refreshRollup } from "../../src/db/refresh.ts";
 
 describeWithPostgres("serving sessions on PostgreSQL", () => {
   let sql: Sql | undefined;
@@ -24,9 +25,9 @@ describeWithPostgres("serving sessions on PostgreSQL", () => {
     ).toEqual([{ read_only: "on", work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan" }] as never);
   });
 
-  test("read one calendar month or quarter straight off the index in the response's order: no sort, no join", async () => {
-    // Enough products for the planner to weigh an index scan against a sort (5,000, ten
-    // days each in a quarter), SKUs in no relation to product ids.
+  test("read an exact period's rendered answer and nothing else, and whole months as two lookups of the totals to date", async () => {
+    // Enough products for the planner to weigh index scans against sequential ones (5,000,
+    // ten days each in a quarter), SKUs in no relation to product ids; refreshed.
     const { admin } = await testDatabase();
     await admin.begin(async (tx) => {
       await tx`truncate product_daily_costs, products`;
@@ -35,19 +36,20 @@ describeWithPostgres("serving sessions on PostgreSQL", () => {
       await tx`insert into product_daily_costs (product_id, cost_date, purchase_cost_usd)
                select p, d::date, 1.5 from generate_series(1, 5000) p, generate_series('2026-01-01'::date, '2026-03-31'::date, '9 days') d`;
     });
-    await admin`analyze products, product_daily_costs, product_period_costs`;
-    for (const [from, to, segment] of [["2026-02-01", "2026-02-28", "normal"], ["2026-01-01", "2026-03-31", "all"]] as const) {
-      const statement = productCostsStatement({ monthFrom: from, monthTo: to, segment });
-      const plan = (await (await service()).unsafe(`explain (costs off) ${statement.text}`, statement.params)).map((row) => Object.values(row)[0]);
-      expect({ from, to, plan }).toEqual({
-        from,
-        to,
-        plan: [
-          "Index Scan using product_period_costs_output_order_idx on product_period_costs r",
-          expect.stringMatching(/^ {2}Index Cond: /),
-          ...(segment === "all" ? [] : [expect.stringMatching(/^ {2}Filter: /)]),
-        ],
-      });
-    }
+    await refreshRollup(admin);
+    await admin`analyze products, product_daily_costs, product_month_costs, product_cost_answers, product_cost_changes`;
+    const plan = async (statement: { text: string; params: string[] }) =>
+      (await (await service()).unsafe(`explain (costs off) ${statement.text}`, statement.params)).map((row) => String(Object.values(row)[0])).join("\n");
+
+    // The rendered answer reads its chunks and the log, nothing else: no rows, no products, no sort of them.
+    const month = await plan(renderedAnswerStatement({ monthFrom: "2026-02-01", monthTo: "2026-02-28", segment: "normal" })!);
+    const tables = new Set([...month.matchAll(/ on (\w+)/g)].map((m) => m[1]!).filter((name) => !/_(pkey|idx)$/.test(name)));
+    expect([...tables].sort()).toEqual(["product_cost_answers", "product_cost_changes"]);
+
+    // Two whole months, no day at either end: no daily row is read for clean products.
+    const months = await plan(productCostsStatement({ monthFrom: "2026-01-01", monthTo: "2026-02-28", segment: "all" }));
+    expect(months.match(/Index Scan using product_month_costs_pkey/g)?.length ?? 0).toBeGreaterThanOrEqual(2);
+    expect(months).not.toContain("Seq Scan on product_daily_costs");
+    expect(months).not.toContain("Seq Scan on product_month_costs");
   });
 });

@@ -27,7 +27,7 @@ describeWithPostgres("least privilege", () => {
     if (r.exitCode !== 0) throw new Error(`${ROLE_SCRIPT} failed: ${r.stderr.toString()}`);
   }
 
-  const TABLES = ["products", "product_daily_costs", "product_period_costs", "schema_migrations"];
+  const TABLES = ["products", "product_daily_costs", "product_month_costs", "product_cost_answers", "product_cost_changes", "schema_migrations"];
 
   const INJECTIONS = [
     "'; drop table products; --",

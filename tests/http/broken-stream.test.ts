@@ -56,7 +56,7 @@ describeWithPostgres("a response that breaks midway", () => {
   test("the read reports a connection lost between batches instead of ending quietly", async () => {
     // postgres.js alone would answer {done: true} here: a short result that looks whole.
     const { sql, name } = pool();
-    const batches = await readProductCosts(sql, { monthFrom: MANY_FROM, monthTo: MANY_TO, segment: "normal" }, { batchSize: 100, firstBatchTimeoutMs: 30_000 });
+    const { batches } = await readProductCosts(sql, { monthFrom: MANY_FROM, monthTo: MANY_TO, segment: "normal" }, { batchSize: 100, firstBatchTimeoutMs: 30_000 });
     expect(batches.first.length).toBe(100);
     await killCursorSession(name);
     let rows = batches.first.length;

@@ -21,10 +21,10 @@ export function namedPool(url: string, name: string, options: { statementTimeout
 /**
  * Takes an ACCESS EXCLUSIVE lock on `table` in a transaction of `admin` and holds it until
  * the returned function is called: every read of the table waits, a deterministic "slow query".
- * The default is the one table every read of the service opens (a single calendar period
- * reads nothing else).
+ * The default is the one table every read of the service opens: the change log, which both
+ * the rows' query and the rendered answers' check read.
  */
-export async function holdLock(admin: Sql, table = "product_period_costs"): Promise<() => Promise<void>> {
+export async function holdLock(admin: Sql, table = "product_cost_changes"): Promise<() => Promise<void>> {
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
   let locked!: () => void;

@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import demoData from "../../../sql/demo/demo_data.sql" with { type: "text" };
 import { createPool } from "../client.ts";
 import { migrate } from "../migrations.ts";
+import { refreshRollup } from "../refresh.ts";
 
 const outDir = resolve(process.argv[2] ?? ".build/seeds");
 mkdirSync(outDir, { recursive: true });
@@ -26,6 +27,7 @@ async function buildSeed(name: string, withDemo: boolean): Promise<void> {
   try {
     await migrate(sql);
     if (withDemo) await sql.unsafe(demoData);
+    await refreshRollup(sql, { rebuild: true });
     await sql.unsafe("vacuum analyze");
   } finally {
     await sql.end({ timeout: 5 });

@@ -16,6 +16,7 @@ import { join, resolve } from "node:path";
 import { ConfigError } from "../../config.ts";
 import { createPool, SERVING_SETTINGS, type Sql } from "../client.ts";
 import { migrate } from "../migrations.ts";
+import { refreshRollup } from "../refresh.ts";
 import type { Database } from "../database.ts";
 import type { Seed, StartMessage, WorkerMessage } from "./protocol.ts";
 
@@ -152,8 +153,9 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDa
   };
 
   try {
-    // A data dir made by an older build gets the newer migrations; a seed is already current.
-    await migrate(sql);
+    // A data dir made by an older build gets the newer migrations (and the refresh that
+    // builds what they need); a seed is already current, and refreshed.
+    if ((await migrate(sql)).length > 0) await refreshRollup(sql);
     if (options.readOnly) {
       await sql`set default_transaction_read_only = on`;
       for (const [name, value] of Object.entries(SERVING_SETTINGS)) await sql`select set_config(${name}, ${value}, false)`;

@@ -1,0 +1,79 @@
+-- The totals to date of every product the log names, from its first changed month on: each
+-- changed month's own totals recomputed from its daily rows (through the primary key), every
+-- other month's taken from the old rows (the difference of two), then added up again from
+-- the total before the first changed month, through $1. Upserted in place: readers keep
+-- the old rows until the refresh commits.
+--   $1 the last month of the totals: the later of the last month with data and the last
+--      month the totals had (they never shrink, so every product keeps rows through it)
+insert into product_month_costs as t
+with changed as (
+  select distinct product_id, month from product_cost_changes where product_id is not null and month is not null
+),
+firsts as (select product_id, min(month) as first_month from changed group by 1),
+fresh as (
+  select
+    c.product_id, c.month, count(d.product_id) as row_count,
+    coalesce(sum(nullif(d.purchase_cost_usd, 'NaN')), 0)        as pc, count(nullif(d.purchase_cost_usd, 'NaN'))        as pcn,
+    coalesce(sum(nullif(d.inbound_freight_usd, 'NaN')), 0)      as fr, count(nullif(d.inbound_freight_usd, 'NaN'))      as frn,
+    coalesce(sum(nullif(d.shipping_to_customer_usd, 'NaN')), 0) as sh, count(nullif(d.shipping_to_customer_usd, 'NaN')) as shn,
+    coalesce(sum(nullif(d.warehouse_fees_usd, 'NaN')), 0)       as wf, count(nullif(d.warehouse_fees_usd, 'NaN'))       as wfn
+  from changed c
+  left join product_daily_costs d
+    on d.product_id = c.product_id and d.cost_date >= c.month and d.cost_date < (c.month + interval '1 month')::date
+  group by 1, 2
+),
+grid as (
+  select f.product_id, g.month::date as month
+  from firsts f, generate_series(f.first_month, $1::date, interval '1 month') as g(month)
+),
+own as (
+  -- Each month's own totals: recomputed where the log names it, else the old rows' difference.
+  select
+    g.product_id, g.month,
+    coalesce(fr.row_count, o.rows_to_date - coalesce(op.rows_to_date, 0), 0) as row_count,
+    coalesce(fr.pc,  o.purchase_cost_usd_to_date - coalesce(op.purchase_cost_usd_to_date, 0), 0)                         as pc,
+    coalesce(fr.pcn, o.purchase_cost_usd_count_to_date - coalesce(op.purchase_cost_usd_count_to_date, 0), 0)             as pcn,
+    coalesce(fr.fr,  o.inbound_freight_usd_to_date - coalesce(op.inbound_freight_usd_to_date, 0), 0)                     as fr,
+    coalesce(fr.frn, o.inbound_freight_usd_count_to_date - coalesce(op.inbound_freight_usd_count_to_date, 0), 0)         as frn,
+    coalesce(fr.sh,  o.shipping_to_customer_usd_to_date - coalesce(op.shipping_to_customer_usd_to_date, 0), 0)           as sh,
+    coalesce(fr.shn, o.shipping_to_customer_usd_count_to_date - coalesce(op.shipping_to_customer_usd_count_to_date, 0), 0) as shn,
+    coalesce(fr.wf,  o.warehouse_fees_usd_to_date - coalesce(op.warehouse_fees_usd_to_date, 0), 0)                       as wf,
+    coalesce(fr.wfn, o.warehouse_fees_usd_count_to_date - coalesce(op.warehouse_fees_usd_count_to_date, 0), 0)           as wfn
+  from grid g
+  left join fresh fr on fr.product_id = g.product_id and fr.month = g.month
+  left join product_month_costs o on o.product_id = g.product_id and o.month = g.month
+  left join product_month_costs op on op.product_id = g.product_id and op.month = (g.month - interval '1 month')::date
+),
+before as (
+  -- The totals through the month before the first changed one (none: nothing before).
+  select
+    f.product_id,
+    coalesce(b.rows_to_date, 0) as row_count,
+    coalesce(b.purchase_cost_usd_to_date, 0) as pc,        coalesce(b.purchase_cost_usd_count_to_date, 0) as pcn,
+    coalesce(b.inbound_freight_usd_to_date, 0) as fr,      coalesce(b.inbound_freight_usd_count_to_date, 0) as frn,
+    coalesce(b.shipping_to_customer_usd_to_date, 0) as sh, coalesce(b.shipping_to_customer_usd_count_to_date, 0) as shn,
+    coalesce(b.warehouse_fees_usd_to_date, 0) as wf,       coalesce(b.warehouse_fees_usd_count_to_date, 0) as wfn
+  from firsts f
+  left join product_month_costs b on b.product_id = f.product_id and b.month = (f.first_month - interval '1 month')::date
+)
+select
+  o.month, o.product_id,
+  b.row_count + sum(o.row_count) over w,
+  b.pc + sum(o.pc) over w, b.pcn + sum(o.pcn) over w,
+  b.fr + sum(o.fr) over w, b.frn + sum(o.frn) over w,
+  b.sh + sum(o.sh) over w, b.shn + sum(o.shn) over w,
+  b.wf + sum(o.wf) over w, b.wfn + sum(o.wfn) over w
+from own o
+join before b on b.product_id = o.product_id
+window w as (partition by o.product_id order by o.month)
+order by 1, 2
+on conflict (month, product_id) do update set
+  rows_to_date                           = excluded.rows_to_date,
+  purchase_cost_usd_to_date              = excluded.purchase_cost_usd_to_date,
+  purchase_cost_usd_count_to_date        = excluded.purchase_cost_usd_count_to_date,
+  inbound_freight_usd_to_date            = excluded.inbound_freight_usd_to_date,
+  inbound_freight_usd_count_to_date      = excluded.inbound_freight_usd_count_to_date,
+  shipping_to_customer_usd_to_date       = excluded.shipping_to_customer_usd_to_date,
+  shipping_to_customer_usd_count_to_date = excluded.shipping_to_customer_usd_count_to_date,
+  warehouse_fees_usd_to_date             = excluded.warehouse_fees_usd_to_date,
+  warehouse_fees_usd_count_to_date       = excluded.warehouse_fees_usd_count_to_date

@@ -1,0 +1,131 @@
+// The upgrade from rollup v1 (a database at migration 0004, populated, its triggers having
+// kept product_period_costs) to rollup v2 (0005 and its first refresh), as `migrate` runs it,
+// while the new service answers: every answer is exactly the GROUP BY's or a 503 (logged as
+// MIGRATIONS_PENDING); never a wrong sum, never a 500. Afterwards the old objects are
+// gone, the totals and rendered answers equal a fresh aggregate, and writes go on.
+
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import postgres from "postgres";
+import { createPool, type Sql } from "../../src/db/client.ts";
+import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
+import { refreshRollup } from "../../src/db/refresh.ts";
+import { testApp, type TestApp } from "../support/app.ts";
+import { SERVER_URL } from "../support/database.ts";
+import { describeWithPostgres } from "../support/postgres.ts";
+import { SEGMENTS } from "../support/random-writes.ts";
+import { answerDrift, naiveAnswer, totalsDrift } from "../support/rollup-oracle.ts";
+
+const NAME = `pce_upgrade_${process.pid}`;
+const RANGES: [string, string][] = [
+  ["2024-02-14", "2024-02-14"],
+  ["2024-02-01", "2024-02-29"],
+  ["2024-04-01", "2024-06-30"],
+  ["2024-01-01", "2024-12-31"],
+  ["2023-11-05", "2025-01-20"],
+  ["2024-03-15", "2024-09-14"],
+];
+
+describeWithPostgres("upgrading a populated database from rollup v1 (0004) to v2 (0005)", () => {
+  let admin: Sql;
+  let service: Sql;
+  let app: TestApp;
+  const url = (() => {
+    const u = new URL(SERVER_URL);
+    u.pathname = "/" + NAME;
+    return u.toString();
+  })();
+
+  beforeAll(async () => {
+    const server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+    await server.unsafe(`drop database if exists ${NAME} with (force)`);
+    await server.unsafe(`create database ${NAME}`);
+    await server.end();
+    admin = createPool({ url, max: 4, connectTimeoutMs: 5000, statementTimeoutMs: 60000, readOnly: false, applicationName: "pce-upgrade-test" });
+    service = createPool({ url, max: 4, connectTimeoutMs: 5000, statementTimeoutMs: 60000, readOnly: true, applicationName: "pce-upgrade-test-service" });
+    app = testApp(service);
+  });
+  afterAll(async () => {
+    await service.end({ timeout: 5 });
+    await admin.end({ timeout: 5 });
+    const server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+    await server.unsafe(`drop database if exists ${NAME} with (force)`);
+    await server.end();
+  });
+
+  async function answer(from: string, to: string, segment: string): Promise<{ status: number; body: string }> {
+    const res = await app.get(`/external/v1/product-costs?month_from=${from}&month_to=${to}&segment=${segment}`);
+    return { status: res.status, body: await res.text() };
+  }
+
+  test("no wrong answer at any moment of the upgrade, and exact totals and answers after it", async () => {
+    // As the previous release left it: 0001..0004, 300 products, 15 months of daily rows
+    // written through rollup v1's triggers (some amounts NaN, which v1 summed as NaN).
+    expect(await migrate(admin, MIGRATIONS.filter((m) => m.version <= "0004"))).toEqual(["0001", "0002", "0003", "0004"]);
+    await admin`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample)
+                select i, 5000 + i, 'SKU-' || (i % 97), 'Product ' || i, i % 4 = 0 from generate_series(1, 300) i`;
+    await admin`insert into product_daily_costs
+                select p, d::date, round((p * 7 + extract(doy from d)) % 101 / 3.0, 6), case when p % 11 = 0 then null else 2.25 end, 0.5, p * 0.01
+                from generate_series(1, 300) p, generate_series('2023-11-01'::date, '2025-01-31'::date, interval '1 day') d
+                where (p + extract(doy from d)::int) % 3 <> 0`;
+    await admin`update product_daily_costs set warehouse_fees_usd = 'NaN' where product_id = 5 and cost_date = '2024-02-14'`;
+    const [v1] = await admin<{ n: number }[]>`select count(*)::int as n from product_period_costs`;
+    expect(v1!.n).toBeGreaterThan(1000);
+
+    const expected = new Map<string, string>();
+    for (const [from, to] of RANGES) for (const segment of SEGMENTS) expected.set(`${from} ${to} ${segment}`, await naiveAnswer(admin, from, to, segment));
+
+    // The new service against the old schema: a 503 whose log line names the cause, not a 500.
+    expect(await answer("2024-02-01", "2024-02-29", "all")).toEqual({ status: 503, body: '{"detail":"DATABASE_UNAVAILABLE"}' });
+    expect(app.logs.at(-1)).toMatchObject({ status: 503, problem: "MIGRATIONS_PENDING" });
+
+    // Readers all along: each answer exact, or a 503 saying the migrations are pending.
+    const wrong: unknown[] = [];
+    const seen = { exact: 0, pending: 0 };
+    const check = async (i: number) => {
+      const [from, to] = RANGES[i % RANGES.length]!;
+      const segment = SEGMENTS[i % SEGMENTS.length]!;
+      const got = await answer(from, to, segment);
+      if (got.status === 200 && got.body === expected.get(`${from} ${to} ${segment}`)) seen.exact++;
+      else if (got.status === 503 && got.body === '{"detail":"DATABASE_UNAVAILABLE"}') seen.pending++;
+      else wrong.push({ from, to, segment, ...got, body: got.body.slice(0, 300) });
+    };
+    let upgrading = true;
+    const readers = Array.from({ length: 3 }, async (_, r) => {
+      for (let i = r; upgrading; i += 3) await check(i);
+    });
+
+    // What `migrate` does: the pending migrations in one transaction, then the first refresh.
+    expect(await migrate(admin)).toEqual(["0005"]);
+    // Migrated, not yet refreshed: nothing is materialized, the log names everything, and
+    // every read adds up the daily rows.
+    const allRanges = async () => {
+      for (let i = 0; i < RANGES.length * SEGMENTS.length; i++) await check(i);
+    };
+    const exactBefore = seen.exact;
+    await allRanges();
+    expect(seen.exact - exactBefore).toBeGreaterThanOrEqual(RANGES.length * SEGMENTS.length);
+    const report = await refreshRollup(admin);
+    await allRanges();
+    upgrading = false;
+    await Promise.all(readers);
+
+    expect({ wrong }).toEqual({ wrong: [] });
+    expect(report?.mode).toBe("rebuild");
+    expect(report?.answers).toBeGreaterThan(0);
+
+    const [left] = await admin<{ tables: string[] }[]>`
+      select array_agg(c.relname::text order by c.relname) as tables from pg_class c
+      where c.relnamespace = 'public'::regnamespace and c.relkind = 'r' and c.relname like 'product%'`;
+    expect(left!.tables).toEqual(["product_cost_answers", "product_cost_changes", "product_daily_costs", "product_month_costs", "products"]);
+    const [triggers] = await admin<{ names: string[] }[]>`
+      select array_agg(tgname::text order by tgname) as names from pg_trigger where not tgisinternal`;
+    expect(triggers!.names.every((n) => n.startsWith("product_cost_changes_on_"))).toBe(true);
+    expect({ totals: await totalsDrift(service), answers: await answerDrift(service) }).toEqual({ totals: [], answers: [] });
+
+    // The NaN that v1 kept in its sums for good: corrected now, exact at once.
+    await admin`update product_daily_costs set warehouse_fees_usd = 1 where product_id = 5 and cost_date = '2024-02-14'`;
+    for (const segment of SEGMENTS) {
+      expect(await answer("2024-02-01", "2024-02-29", segment)).toEqual({ status: 200, body: await naiveAnswer(admin, "2024-02-01", "2024-02-29", segment) });
+    }
+  }, 120_000);
+});
