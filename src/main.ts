@@ -2,7 +2,7 @@
 //   product-cost-export [serve]   serve the API (default)
 //   product-cost-export migrate   create/upgrade the tables, then exit
 //   product-cost-export hash-key  print the sha256:<hex> digest of a key read on stdin
-//   product-cost-export systemd-unit  print a hardened systemd unit for this executable
+//   product-cost-export systemd-unit [refresh|refresh-timer]  print a hardened systemd unit for this executable
 
 import { loadKeyRing, sha256Hex, type ApiKeyRing } from "./auth/api-keys.ts";
 import { checkMigrateDatabase, checkServeDatabase, ConfigError, helpText, loadConfig, type Config } from "./config.ts";
@@ -24,7 +24,7 @@ import { runLoadCsv } from "./load/command.ts";
 import { createLogger, errorFields, type Logger } from "./log.ts";
 import { createServiceMetrics } from "./metrics/service-metrics.ts";
 import { logKeyWarnings, reloadOnSighup, tlsDigest } from "./reload.ts";
-import { installPath, systemdUnit } from "./systemd-unit.ts";
+import { installPath, systemdUnit, UNIT_KINDS, type UnitKind } from "./systemd-unit.ts";
 import { COMMIT, VERSION } from "./version.ts";
 
 const COMMANDS = ["serve", "migrate", "refresh", "hash-key", "load-csv", "systemd-unit"] as const;
@@ -182,8 +182,10 @@ async function main(argv: string[]): Promise<void> {
   const flags = first && !first.startsWith("-") ? argv.slice(1) : argv;
   if (command === "hash-key") return hashKey();
   if (command === "systemd-unit") {
-    if (flags.length) throw new ConfigError("systemd-unit takes no flags: settings go in /etc/product-cost-export/env");
-    process.stdout.write(systemdUnit(installPath(process.execPath)));
+    const [kind = "service", ...extra] = flags;
+    if (kind.startsWith("-") || extra.length) throw new ConfigError("systemd-unit takes no flags: settings go in /etc/product-cost-export/env");
+    if (!(UNIT_KINDS as readonly string[]).includes(kind)) throw new ConfigError(`systemd-unit prints one of: ${UNIT_KINDS.join(", ")} (not ${JSON.stringify(kind)})`);
+    process.stdout.write(systemdUnit(kind as UnitKind, installPath(process.execPath)));
     return;
   }
   if (command === "load-csv") {

@@ -1,7 +1,9 @@
-// The systemd unit printed by `product-cost-export systemd-unit`: the service as a
-// dynamic, unprivileged user in a read-only file system, with its API keys handed over
-// as a systemd credential (so the key file stays readable by root alone) and its
-// database URL in an environment file. Fixed text apart from the executable's path.
+// The systemd units printed by `product-cost-export systemd-unit [service|refresh|refresh-timer]`:
+// the service as a dynamic, unprivileged user in a read-only file system, with its API keys
+// handed over as a systemd credential (so the key file stays readable by root alone) and
+// its database URL in an environment file; and the refresh (a oneshot with the same
+// sandbox and a database URL of its own, one that may write the rollup tables) with the
+// timer that runs it every minute. Fixed text apart from the executable's path.
 
 import { SYSTEMD_CREDENTIAL_NAME } from "./auth/api-keys.ts";
 
@@ -14,7 +16,45 @@ export function installPath(execPath: string): string {
   return execPath.startsWith("/") && name.startsWith("product-cost-export") ? execPath : DEFAULT_INSTALL_PATH;
 }
 
-export function systemdUnit(execPath: string): string {
+export const UNIT_KINDS = ["service", "refresh", "refresh-timer"] as const;
+export type UnitKind = (typeof UNIT_KINDS)[number];
+
+// What both services run under: a dynamic unprivileged user, a read-only system, no devices,
+// no capabilities, only the system calls of an ordinary service.
+const SANDBOX = `DynamicUser=yes
+UMask=0077
+NoNewPrivileges=yes
+ProtectSystem=strict
+ProtectHome=yes
+PrivateTmp=yes
+PrivateDevices=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+ProtectClock=yes
+ProtectHostname=yes
+ProtectProc=invisible
+ProcSubset=pid
+RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX
+RestrictNamespaces=yes
+RestrictRealtime=yes
+RestrictSUIDSGID=yes
+RemoveIPC=yes
+LockPersonality=yes
+SystemCallArchitectures=native
+SystemCallFilter=@system-service
+# A call outside the list fails with EPERM instead of killing the service.
+SystemCallErrorNumber=EPERM
+`;
+
+export function systemdUnit(kind: UnitKind, execPath: string): string {
+  if (kind === "refresh") return refreshUnit(execPath);
+  if (kind === "refresh-timer") return refreshTimer();
+  return serviceUnit(execPath);
+}
+
+function serviceUnit(execPath: string): string {
   return `# product-cost-export.service, printed by \`product-cost-export systemd-unit\`.
 # Install: product-cost-export systemd-unit > /etc/systemd/system/product-cost-export.service
 #   ${CONFIG_DIRECTORY}/env       DATABASE_URL=... and other settings (see --help), mode 0600
@@ -43,32 +83,7 @@ RestartPreventExitStatus=2
 KillSignal=SIGTERM
 TimeoutStopSec=30
 
-DynamicUser=yes
-UMask=0077
-NoNewPrivileges=yes
-ProtectSystem=strict
-ProtectHome=yes
-PrivateTmp=yes
-PrivateDevices=yes
-ProtectKernelTunables=yes
-ProtectKernelModules=yes
-ProtectKernelLogs=yes
-ProtectControlGroups=yes
-ProtectClock=yes
-ProtectHostname=yes
-ProtectProc=invisible
-ProcSubset=pid
-RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX
-RestrictNamespaces=yes
-RestrictRealtime=yes
-RestrictSUIDSGID=yes
-RemoveIPC=yes
-LockPersonality=yes
-SystemCallArchitectures=native
-SystemCallFilter=@system-service
-# A call outside the list fails with EPERM instead of killing the service.
-SystemCallErrorNumber=EPERM
-# No MemoryDenyWriteExecute=: the JavaScript JIT needs writable executable memory.
+${SANDBOX}# No MemoryDenyWriteExecute=: the JavaScript JIT needs writable executable memory.
 # A port below 1024 (e.g. PORT=443): set CapabilityBoundingSet=CAP_NET_BIND_SERVICE and
 # AmbientCapabilities=CAP_NET_BIND_SERVICE instead of the empty set below.
 CapabilityBoundingSet=
@@ -77,5 +92,46 @@ LimitNOFILE=65536
 
 [Install]
 WantedBy=multi-user.target
+`;
+}
+
+function refreshUnit(execPath: string): string {
+  return `# product-cost-export-refresh.service, printed by \`product-cost-export systemd-unit refresh\`.
+# Folds what the ETL wrote into the rollup, so that reads stay fast; reads are exact without it.
+# Install beside the service, with the timer (\`product-cost-export systemd-unit refresh-timer\`):
+#   product-cost-export systemd-unit refresh > /etc/systemd/system/product-cost-export-refresh.service
+#   product-cost-export systemd-unit refresh-timer > /etc/systemd/system/product-cost-export-refresh.timer
+#   systemctl daemon-reload && systemctl enable --now product-cost-export-refresh.timer
+#   ${CONFIG_DIRECTORY}/refresh.env  DATABASE_URL of a role that may write the rollup tables
+#                                    (the tables' owner, as for migrate), mode 0600
+[Unit]
+Description=product-cost-export: fold the cost change log into the rollup
+After=network-online.target postgresql.service
+Wants=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart=${execPath} refresh
+EnvironmentFile=${CONFIG_DIRECTORY}/refresh.env
+# A first refresh after a bulk load can take a minute or more; the next run waits for it.
+TimeoutStartSec=1h
+
+${SANDBOX}CapabilityBoundingSet=
+`;
+}
+
+function refreshTimer(): string {
+  return `# product-cost-export-refresh.timer, printed by \`product-cost-export systemd-unit refresh-timer\`.
+# Runs product-cost-export-refresh.service a minute after each run ends (never two at once).
+[Unit]
+Description=product-cost-export: refresh the rollup every minute
+
+[Timer]
+OnBootSec=1min
+OnUnitInactiveSec=1min
+AccuracySec=5s
+
+[Install]
+WantedBy=timers.target
 `;
 }

@@ -34,6 +34,11 @@
 --
 -- Writes with triggers disabled (session_replication_role = replica) leave no note: after
 -- them, `select product_cost_changes_everything();` (or `product-cost-export refresh --rebuild`).
+--
+-- Every statement below can run again on a database that has this migration: it creates
+-- what is missing and leaves the rest. `migrate` does so when one of the three tables was
+-- dropped by hand (src/db/migrations.ts), and the note of everything at the end makes the
+-- next refresh rebuild whatever was lost.
 
 -- "if exists": a database migrated from scratch never ran 0003 and 0004 (the runner records
 -- them without running them when 0005 comes in the same run; src/db/migrations.ts).
@@ -50,12 +55,12 @@ drop table if exists product_period_costs;
 -- The running sum of the reads (0003 made it; kept, created here when 0003 never ran).
 create or replace aggregate cost_total(numeric) (sfunc = numeric_add, stype = numeric, initcond = '0');
 
-create table product_cost_changes (
+create table if not exists product_cost_changes (
   product_id bigint, -- null: every product
   month      date    -- first day of a month whose sums changed; null: the attributes (or, with no product, everything)
 );
 
-create table product_month_costs (
+create table if not exists product_month_costs (
   month                                date    not null, -- first day of the month
   product_id                           bigint  not null,
   rows_to_date                         bigint  not null, -- daily rows from the product's first month through this one
@@ -71,7 +76,7 @@ create table product_month_costs (
   primary key (month, product_id)
 );
 
-create table product_cost_answers (
+create table if not exists product_cost_answers (
   period       text    not null check (period in ('month', 'quarter', 'year')),
   period_start date    not null,
   segment      text    not null check (segment in ('normal', 'sample', 'all')),
@@ -89,7 +94,7 @@ exception when feature_not_supported then
 end
 $$;
 
-create function product_cost_changes_of_insert() returns trigger
+create or replace function product_cost_changes_of_insert() returns trigger
   language plpgsql security definer set search_path from current
 as $fn$
 begin
@@ -99,7 +104,7 @@ begin
 end
 $fn$;
 
-create function product_cost_changes_of_update() returns trigger
+create or replace function product_cost_changes_of_update() returns trigger
   language plpgsql security definer set search_path from current
 as $fn$
 begin
@@ -112,7 +117,7 @@ begin
 end
 $fn$;
 
-create function product_cost_changes_of_delete() returns trigger
+create or replace function product_cost_changes_of_delete() returns trigger
   language plpgsql security definer set search_path from current
 as $fn$
 begin
@@ -122,13 +127,13 @@ begin
 end
 $fn$;
 
-create function product_cost_changes_everything() returns void
+create or replace function product_cost_changes_everything() returns void
   language sql security definer set search_path from current
 as $fn$
   insert into product_cost_changes (product_id, month) values (null, null);
 $fn$;
 
-create function product_cost_changes_of_truncate() returns trigger
+create or replace function product_cost_changes_of_truncate() returns trigger
   language plpgsql security definer set search_path from current
 as $fn$
 begin
@@ -137,7 +142,7 @@ begin
 end
 $fn$;
 
-create function product_cost_changes_of_products() returns trigger
+create or replace function product_cost_changes_of_products() returns trigger
   language plpgsql security definer set search_path from current
 as $fn$
 begin
@@ -153,26 +158,26 @@ end
 $fn$;
 
 -- One trigger per event: PostgreSQL allows transition tables only on single-event triggers.
-create trigger product_cost_changes_on_insert
+create or replace trigger product_cost_changes_on_insert
   after insert on product_daily_costs
   referencing new table as new_rows
   for each statement execute function product_cost_changes_of_insert();
 
-create trigger product_cost_changes_on_update
+create or replace trigger product_cost_changes_on_update
   after update on product_daily_costs
   referencing old table as old_rows new table as new_rows
   for each statement execute function product_cost_changes_of_update();
 
-create trigger product_cost_changes_on_delete
+create or replace trigger product_cost_changes_on_delete
   after delete on product_daily_costs
   referencing old table as old_rows
   for each statement execute function product_cost_changes_of_delete();
 
-create trigger product_cost_changes_on_truncate
+create or replace trigger product_cost_changes_on_truncate
   after truncate on product_daily_costs
   for each statement execute function product_cost_changes_of_truncate();
 
-create trigger product_cost_changes_on_product_update
+create or replace trigger product_cost_changes_on_product_update
   after update on products
   referencing old table as old_rows new table as new_rows
   for each statement execute function product_cost_changes_of_products();

@@ -8,6 +8,7 @@ import m0003 from "../../sql/migrations/0003_period_cost_rollup.sql" with { type
 import m0004 from "../../sql/migrations/0004_rollup_in_output_order.sql" with { type: "text" };
 import m0005 from "../../sql/migrations/0005_rollup_v2.sql" with { type: "text" };
 import { createHash } from "node:crypto";
+import type postgres from "postgres";
 import type { Sql } from "./client.ts";
 
 export interface Migration {
@@ -20,6 +21,12 @@ export interface Migration {
    * daily row, which 0005 drops: minutes of work for nothing on a large database).
    */
   supersededBy?: string;
+  /**
+   * Tables this migration makes and can make again (its SQL creates only what is missing):
+   * when one is gone from a database that has the migration (dropped by hand), `migrate`
+   * runs it again instead of leaving every read to fail.
+   */
+  restores?: readonly string[];
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -27,7 +34,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: "0002", name: "daily_costs_by_date", sql: m0002 },
   { version: "0003", name: "period_cost_rollup", sql: m0003, supersededBy: "0005" },
   { version: "0004", name: "rollup_in_output_order", sql: m0004, supersededBy: "0005" },
-  { version: "0005", name: "rollup_v2", sql: m0005 },
+  { version: "0005", name: "rollup_v2", sql: m0005, restores: ["product_cost_changes", "product_month_costs", "product_cost_answers"] },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.
@@ -42,7 +49,8 @@ export class MigrationError extends Error {
 }
 
 /**
- * Applies what is missing; returns the versions applied by this call. `migrations` is for
+ * Applies what is missing; returns the versions applied by this call ("0005 (restored
+ * product_month_costs)" for one run again to restore a dropped table). `migrations` is for
  * tests that need a database as an older release left it (a prefix of MIGRATIONS).
  */
 export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS): Promise<string[]> {
@@ -69,6 +77,11 @@ export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRA
         if (previous !== sum) {
           throw new MigrationError(`migration ${m.version}_${m.name} was changed after it was applied`);
         }
+        const missing = await missingTables(tx, m.restores ?? []);
+        if (missing.length > 0) {
+          await tx.unsafe(m.sql);
+          applied.push(`${m.version} (restored ${missing.join(", ")})`);
+        }
         continue;
       }
       if (!(m.supersededBy && pending.has(m.supersededBy))) await tx.unsafe(m.sql);
@@ -77,6 +90,12 @@ export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRA
     }
   });
   return applied;
+}
+
+async function missingTables(tx: postgres.TransactionSql<{}>, tables: readonly string[]): Promise<string[]> {
+  if (tables.length === 0) return [];
+  const rows = await tx<{ name: string }[]>`select t.name from unnest(${tables as string[]}::text[]) as t(name) where to_regclass(t.name) is null`;
+  return rows.map((r) => r.name);
 }
 
 /** Versions known to this build that the database has not applied (for /readyz). */

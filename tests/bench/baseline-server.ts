@@ -1,13 +1,14 @@
 // The benchmark's floor for the service's own overhead: a minimal Bun.serve + postgres.js
-// handler running the same SQL (src/db/product-costs.ts chooses it) with the same pool settings,
-// writing the same bytes (the service's row JSON). No Elysia, no validation, no auth, no
-// admission control, no logging, no cursor (the whole result in one round trip).
+// handler running the same SQL (src/db/product-costs.ts chooses it: an exact period's
+// rendered answer when there is one, else the rows) with the same pool settings, writing
+// the same bytes. No Elysia, no validation, no auth, no admission control, no logging, no
+// cursor (the whole result in one round trip).
 //
 //   DATABASE_URL=postgres://... PORT=0 bun tests/bench/baseline-server.ts
 // Prints one JSON line {"msg":"listening","url":...} once it listens.
 
 import { createPool } from "../../src/db/client.ts";
-import { productCostsStatement, type ProductCostQuery, type ProductCostRow } from "../../src/db/product-costs.ts";
+import { productCostsStatement, renderedAnswerStatement, type ProductCostQuery, type ProductCostRow } from "../../src/db/product-costs.ts";
 import { rowsJson } from "../../src/http/row-json.ts";
 
 const sql = createPool({
@@ -24,12 +25,20 @@ const server = Bun.serve({
   port: Number(process.env.PORT ?? 0),
   idleTimeout: 120,
   async fetch(request) {
-    const q = new URL(request.url).searchParams;
-    const statement = productCostsStatement({
-      monthFrom: q.get("month_from")!,
-      monthTo: q.get("month_to")!,
-      segment: (q.get("segment") ?? "normal") as ProductCostQuery["segment"],
-    });
+    const params = new URL(request.url).searchParams;
+    const q: ProductCostQuery = {
+      monthFrom: params.get("month_from")!,
+      monthTo: params.get("month_to")!,
+      segment: (params.get("segment") ?? "normal") as ProductCostQuery["segment"],
+    };
+    const rendered = renderedAnswerStatement(q);
+    if (rendered) {
+      const chunks = await sql.unsafe(rendered.text, rendered.params).raw(); // [rows, body] each
+      if (chunks.length > 0) {
+        return new Response(Buffer.concat([Buffer.from("["), ...chunks.map(([, body]) => body!), Buffer.from("]")]), { headers: { "content-type": "application/json" } });
+      }
+    }
+    const statement = productCostsStatement(q);
     const rows: ProductCostRow[] = await sql.unsafe(statement.text, statement.params).raw();
     return new Response(Buffer.concat([rowsJson(rows, "["), Buffer.from("]")]), { headers: { "content-type": "application/json" } });
   },

@@ -7,7 +7,9 @@
 //
 // Options: --scale 1k|20k|50k (default 50k), --reuse, --duration <s per load run> (10),
 // --floor-runs <psql runs per query> (3), --startup-runs <n> (10), --no-build (use the
-// existing dist/product-cost-export), --out <file> (tests/bench/results/<date>-<scale>.md).
+// existing dist/product-cost-export), --out <file> (tests/bench/results/<date>-<scale>.md),
+// --writer-products <n> (20000) and --writer-runs <n> (5) for the writers' table, or
+// --no-writers to leave it out.
 // BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432) is the server; the
 // database pce_bench_<scale> is created there (and dropped first, unless reused).
 //
@@ -22,7 +24,9 @@
 //     p50/p99, bytes per response, peak RSS (VmHWM, reset before each run);
 //   the baseline (tests/bench/baseline-server.ts) the same way;
 //   compression: bytes and latency with Accept-Encoding gzip and br;
-//   start to first 200 of the executable against this database.
+//   start to first 200 of the executable against this database;
+//   what the migrations cost the ETL's writers (tests/bench/writers.ts: the same writes on
+//   the contract tables alone and after `migrate`, on databases of their own).
 // Writes a Markdown report to stdout and to the --out file.
 
 import { createHash } from "node:crypto";
@@ -33,6 +37,7 @@ import type { Subprocess } from "bun";
 import { SERVING_SETTINGS } from "../../src/db/client.ts";
 import { productCostsStatement, renderedAnswerStatement, type Statement } from "../../src/db/product-costs.ts";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
+import { writerBench } from "./writers.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const BINARY = join(ROOT, "dist/product-cost-export");
@@ -422,6 +427,10 @@ for (const row of results) {
   log(`${row.s.name}: baseline 1 client p50 ${ms(row.base1.p50)}, 16 connections ${row.base16.reqPerSec.toFixed(1)} req/s`);
 }
 await baseline.stop();
+
+const writers = flag("no-writers")
+  ? undefined
+  : await writerBench({ server: SERVER, products: Number(option("writer-products", "20000")), days: 60, runs: Number(option("writer-runs", "5")), log: (m) => log(`writers: ${m}`) });
 const loadAfter = loadAverage();
 
 // ---- report
@@ -502,6 +511,10 @@ p(`| one day, 16 connections: ≥ 80 % of the baseline's req/s | ${(100 * share)
 const peak = twoYears.svc16?.peakRss;
 p(`| peak RSS < 300 MB serving 16 concurrent two-year requests | ${peak ? mb(peak) : "n/a"} | ${peak ? verdict(peak < 300e6) : "n/a"} |`);
 p(`| executable start to first 200 < 300 ms | ${ms(median(startups))} median, ${ms(st.at(-1)!)} max | ${verdict(median(startups) < 300)} |`);
+if (writers) {
+  p();
+  p(writers.trimEnd().replace(/^(#+) /gm, "#$1 ")); // its headings one level down: a section of this report
+}
 
 const report = lines.join("\n") + "\n";
 mkdirSync(resolve(out, ".."), { recursive: true });

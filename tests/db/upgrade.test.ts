@@ -3,11 +3,14 @@
 // while the new service answers: every answer is exactly the GROUP BY's or a 503 (logged as
 // MIGRATIONS_PENDING); never a wrong sum, never a 500. Afterwards the old objects are
 // gone, the totals and rendered answers equal a fresh aggregate, and writes go on.
+// Then a rollup table dropped by hand: reads answer 503 naming the cause, and `migrate`
+// makes it again.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
+import { checkReadiness } from "../../src/db/readiness.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { testApp, type TestApp } from "../support/app.ts";
 import { SERVER_URL } from "../support/database.ts";
@@ -25,7 +28,7 @@ const RANGES: [string, string][] = [
   ["2024-03-15", "2024-09-14"],
 ];
 
-describeWithPostgres("upgrading a populated database from rollup v1 (0004) to v2 (0005)", () => {
+describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populated database, restored after a table is dropped", () => {
   let admin: Sql;
   let service: Sql;
   let app: TestApp;
@@ -128,4 +131,27 @@ describeWithPostgres("upgrading a populated database from rollup v1 (0004) to v2
       expect(await answer("2024-02-01", "2024-02-29", segment)).toEqual({ status: 200, body: await naiveAnswer(admin, "2024-02-01", "2024-02-29", segment) });
     }
   }, 120_000);
+
+  test.each(["product_month_costs", "product_cost_answers", "product_cost_changes"])(
+    "%s dropped by hand: reads answer 503 and /readyz says to migrate; migrate makes it again and the answers are exact",
+    async (table) => {
+      await admin.unsafe(`drop table ${table}`);
+      expect(await answer("2024-02-01", "2024-02-29", "all")).toEqual({ status: 503, body: '{"detail":"DATABASE_UNAVAILABLE"}' });
+      expect(app.logs.at(-1)).toMatchObject({ status: 503, problem: "MIGRATIONS_PENDING" });
+      const ready = await checkReadiness(service, 2000);
+      expect(ready).toMatchObject({ ready: false, problem: { code: "MIGRATIONS_PENDING" } });
+
+      expect(await migrate(admin)).toEqual([`0005 (restored ${table})`]);
+      // Restored and noted as "everything": exact at once, from the daily rows, then refreshed.
+      for (const segment of SEGMENTS) {
+        expect(await answer("2024-02-01", "2024-02-29", segment)).toEqual({ status: 200, body: await naiveAnswer(admin, "2024-02-01", "2024-02-29", segment) });
+      }
+      expect((await refreshRollup(admin))?.mode).toBe("rebuild");
+      expect({ totals: await totalsDrift(service), answers: await answerDrift(service) }).toEqual({ totals: [], answers: [] });
+      for (const [from, to] of RANGES) {
+        expect(await answer(from, to, "all")).toEqual({ status: 200, body: await naiveAnswer(admin, from, to, "all") });
+      }
+      expect(await migrate(admin)).toEqual([]);
+    },
+  );
 });

@@ -430,8 +430,8 @@ function freePort(): number {
 }
 
 describe("systemd", () => {
-  const unitText = () => {
-    const r = run(["systemd-unit"]);
+  const unitText = (kind?: string) => {
+    const r = run(kind ? ["systemd-unit", kind] : ["systemd-unit"]);
     expect([r.code, r.stderr]).toEqual([0, ""]);
     return r.stdout;
   };
@@ -455,16 +455,40 @@ describe("systemd", () => {
     }
   });
 
+  test("systemd-unit refresh prints the refresh as a sandboxed oneshot with its own database URL, and refresh-timer its timer", () => {
+    const service = unitText().split("\n");
+    const refresh = unitText("refresh").split("\n");
+    for (const line of [`ExecStart=${bin.path} refresh`, "Type=oneshot", "EnvironmentFile=/etc/product-cost-export/refresh.env", "CapabilityBoundingSet="]) {
+      expect(refresh).toContain(line);
+    }
+    // The same sandbox as the service.
+    for (const line of service.filter((l) => /^(DynamicUser|ProtectSystem|NoNewPrivileges|SystemCallFilter|RestrictAddressFamilies)=/.test(l))) {
+      expect(refresh).toContain(line);
+    }
+    expect(refresh.some((l) => l.startsWith("LoadCredential="))).toBe(false); // no API keys
+    const timer = unitText("refresh-timer").split("\n");
+    for (const line of ["[Timer]", "OnUnitInactiveSec=1min", "WantedBy=timers.target"]) expect(timer).toContain(line);
+    expect(run(["systemd-unit", "timer"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'product-cost-export: systemd-unit prints one of: service, refresh, refresh-timer (not "timer")\n',
+    });
+  });
+
   // Never green by absence: without systemd-analyze (Debian package systemd) this is reported as skipped.
-  test.skipIf(!Bun.which("systemd-analyze"))("systemd-analyze verifies the unit and rates its exposure 2 or better (skipped where systemd-analyze is not installed)", () => {
-    const unit = join(work, "product-cost-export.service");
-    writeFileSync(unit, unitText());
-    const verify = Bun.spawnSync(["systemd-analyze", "verify", unit], { stdout: "pipe", stderr: "pipe" });
-    // verify exits 0 even for unknown keys or bad values, which it only reports on stderr.
-    expect([verify.exitCode, verify.stderr.toString()]).toEqual([0, ""]);
-    const security = Bun.spawnSync(["systemd-analyze", "security", "--offline=true", "--threshold=20", unit], { stdout: "pipe", stderr: "pipe" });
-    const exposure = /Overall exposure level for \S+: ([\d.]+)/.exec(security.stdout.toString())?.[1];
-    expect([security.exitCode, Number(exposure) <= 2]).toEqual([0, true]);
+  test.skipIf(!Bun.which("systemd-analyze"))("systemd-analyze verifies the units and rates the services' exposure 2 or better (skipped where systemd-analyze is not installed)", () => {
+    for (const [kind, file] of [["service", "product-cost-export.service"], ["refresh", "product-cost-export-refresh.service"], ["refresh-timer", "product-cost-export-refresh.timer"]] as const) {
+      const unit = join(work, file);
+      writeFileSync(unit, unitText(kind));
+      // The timer names its service: verify looks for it beside the timer.
+      const verify = Bun.spawnSync(["systemd-analyze", "verify", unit], { stdout: "pipe", stderr: "pipe", cwd: work });
+      // verify exits 0 even for unknown keys or bad values, which it only reports on stderr.
+      expect([kind, verify.exitCode, verify.stderr.toString()]).toEqual([kind, 0, ""]);
+      if (kind === "refresh-timer") continue;
+      const security = Bun.spawnSync(["systemd-analyze", "security", "--offline=true", "--threshold=20", unit], { stdout: "pipe", stderr: "pipe" });
+      const exposure = /Overall exposure level for \S+: ([\d.]+)/.exec(security.stdout.toString())?.[1];
+      expect([kind, security.exitCode, Number(exposure) <= 2]).toEqual([kind, 0, true]);
+    }
   });
 
   test("systemd-unit takes no flags (settings belong in the environment file)", () => {
