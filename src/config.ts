@@ -3,6 +3,10 @@
 // are collected and reported together as one ConfigError, which main turns into one
 // line on stderr and exit code 2.
 
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseUrlError, parseDatabaseUrl } from "./db/connection-url.ts";
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
@@ -26,6 +30,8 @@ export interface SettingSpec {
 export const SETTINGS: readonly SettingSpec[] = [
   { key: "databaseUrl", env: "DATABASE_URL", flag: "database-url", kind: "string", default: undefined,
     help: "PostgreSQL to read (postgres://user:pass@host:5432/db). Unset: the embedded PostgreSQL." },
+  { key: "databaseUrlFile", env: "DATABASE_URL_FILE", flag: "database-url-file", kind: "string", default: undefined,
+    help: "File holding the DATABASE_URL (one line), so the password need not be in the environment. Under systemd, LoadCredential=database-url:<file> does the same." },
   { key: "dataDir", env: "DATA_DIR", flag: "data-dir", kind: "string", default: undefined,
     help: "Embedded database only: keep it in this directory instead of in memory." },
   { key: "demoData", env: "DEMO_DATA", flag: "demo-data", kind: "bool", default: undefined,
@@ -71,6 +77,7 @@ export const SETTINGS: readonly SettingSpec[] = [
 
 export interface Config {
   readonly databaseUrl: string | undefined;
+  readonly databaseUrlFile: string | undefined;
   readonly dataDir: string | undefined;
   readonly demoData: boolean | undefined;
   readonly apiKeys: string | undefined;
@@ -128,7 +135,12 @@ function parseValue(spec: SettingSpec, raw: string, source: string, problems: st
   }
 }
 
-/** Splits `--name value`, `--name=value` and boolean `--name` flags; returns the values by flag name. */
+const BOOL_WORDS = new Set(["1", "true", "yes", "on", "0", "false", "no", "off"]);
+
+/**
+ * Splits `--name value`, `--name=value` and boolean flags (`--name`, `--name false`,
+ * `--name=false`); returns the values by flag name.
+ */
 export function parseFlags(argv: readonly string[], problems: string[]): Map<string, string> {
   const byFlag = new Map(SETTINGS.filter((s) => s.flag).map((s) => [s.flag, s]));
   const values = new Map<string, string>();
@@ -146,7 +158,7 @@ export function parseFlags(argv: readonly string[], problems: string[]): Map<str
       continue;
     }
     if (eq !== -1) values.set(name, arg.slice(eq + 1));
-    else if (spec.kind === "bool") values.set(name, "true");
+    else if (spec.kind === "bool") values.set(name, BOOL_WORDS.has(argv[i + 1]?.toLowerCase() ?? "") ? argv[++i]! : "true");
     else if (i + 1 < argv.length) values.set(name, argv[++i]!);
     else problems.push(`flag --${name} needs a value`);
   }
@@ -167,8 +179,10 @@ export function loadConfig(argv: readonly string[], env: Record<string, string |
   }
   out.credentialsDirectory = env.CREDENTIALS_DIRECTORY || undefined;
 
-  if (out.databaseUrl !== undefined) {
-    checkDatabaseUrl(out.databaseUrl as string, flags.has("database-url") ? "--database-url" : "DATABASE_URL", problems);
+  const database = databaseUrlOf(out, flags.has("database-url") ? "--database-url" : "DATABASE_URL", problems);
+  if (database) {
+    out.databaseUrl = database.url;
+    checkDatabaseUrl(database.url, database.source, problems);
   }
   if ((out.tlsCertFile === undefined) !== (out.tlsKeyFile === undefined)) {
     problems.push("TLS_CERT_FILE and TLS_KEY_FILE must be set together");
@@ -177,17 +191,39 @@ export function loadConfig(argv: readonly string[], env: Record<string, string |
   return Object.freeze(out) as unknown as Config;
 }
 
+/** The systemd credential that holds the DATABASE_URL (LoadCredential=database-url:<file>). */
+export const DATABASE_URL_CREDENTIAL = "database-url";
+
+/**
+ * The DATABASE_URL and where it came from: the flag or variable; else DATABASE_URL_FILE;
+ * else the systemd credential. A file holds one line (surrounding whitespace ignored).
+ */
+function databaseUrlOf(out: Record<string, unknown>, source: string, problems: string[]): { url: string; source: string } | undefined {
+  const file = out.databaseUrlFile as string | undefined;
+  if (out.databaseUrl !== undefined) {
+    if (file !== undefined) problems.push(`${source} and DATABASE_URL_FILE are both set: keep one`);
+    return { url: out.databaseUrl as string, source };
+  }
+  const credential = out.credentialsDirectory ? join(out.credentialsDirectory as string, DATABASE_URL_CREDENTIAL) : undefined;
+  const [path, what] = file !== undefined ? [file, `DATABASE_URL_FILE ${file}`] : credential && existsSync(credential) ? [credential, `the systemd credential ${DATABASE_URL_CREDENTIAL}`] : [];
+  if (!path) return undefined;
+  try {
+    const url = readFileSync(path, "utf8").trim();
+    if (url) return { url, source: what! };
+    problems.push(`${what} is empty`);
+  } catch (err) {
+    problems.push(`cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return undefined;
+}
+
 // The URL itself is never echoed: it may hold a password.
 function checkDatabaseUrl(url: string, source: string, problems: string[]): void {
-  let parsed: URL;
   try {
-    parsed = new URL(url);
-  } catch {
-    problems.push(`${source} is not a valid URL (expected postgres://user:password@host:5432/database)`);
-    return;
-  }
-  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
-    problems.push(`${source} must start with postgres:// or postgresql://, got ${parsed.protocol}//`);
+    parseDatabaseUrl(url);
+  } catch (err) {
+    if (!(err instanceof DatabaseUrlError)) throw err;
+    problems.push(`${source}: ${err.message} (expected postgres://user:password@host:5432/database)`);
   }
 }
 

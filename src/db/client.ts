@@ -3,6 +3,7 @@
 // reconnect backoff, bounded connect time and no NOTICE spam on stdout.
 
 import postgres from "postgres";
+import { connectOptions, parseDatabaseUrl } from "./connection-url.ts";
 
 export type Sql = postgres.Sql<{}>;
 
@@ -39,11 +40,13 @@ export interface PoolOptions {
 export const SERVING_SETTINGS = { work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan", jit: "off" } as const;
 
 export function createPool(options: PoolOptions): Sql {
-  const target = options.url ?? "postgres://postgres@localhost/postgres";
-  return postgres(target, {
-    ...(options.path ? { path: options.path } : {}),
+  // A URL is read as libpq reads it (connection-url.ts): its parameters become options, never server settings.
+  const target = options.path ? undefined : parseDatabaseUrl(options.url ?? "postgres://postgres@localhost/postgres");
+  const connectTimeoutS = target?.connectTimeoutS ?? Math.max(1, Math.ceil(options.connectTimeoutMs / 1000));
+  return postgres({
+    ...(options.path ? { path: options.path } : connectOptions(target!)),
     max: options.max,
-    connect_timeout: Math.max(1, Math.ceil(options.connectTimeoutMs / 1000)),
+    connect_timeout: connectTimeoutS,
     idle_timeout: 60,
     max_lifetime: 30 * 60,
     // The default backoff grows to 20 s after an outage; recover within about a second instead.
@@ -51,7 +54,8 @@ export function createPool(options: PoolOptions): Sql {
     prepare: true,
     onnotice: () => {},
     connection: {
-      application_name: options.applicationName,
+      application_name: target?.applicationName ?? options.applicationName,
+      ...(target?.options !== undefined ? { options: target.options } : {}),
       ...(options.statementTimeoutMs > 0 ? { statement_timeout: options.statementTimeoutMs } : {}),
       ...(options.readOnly ? { default_transaction_read_only: true, ...SERVING_SETTINGS } : {}),
     },

@@ -6,19 +6,9 @@ export type { Database } from "./database.ts";
 
 import type { Config } from "../config.ts";
 import { createPool } from "./client.ts";
+import { maskDatabaseUrl } from "./connection-url.ts";
 import type { Database } from "./database.ts";
 import { openEmbedded } from "./embedded/embedded.ts";
-
-/** The URL without its password, for logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "(unparsable url)";
-  }
-}
 
 /**
  * An external PostgreSQL. `max` sessions in all: when serving with two or more, one is the
@@ -41,7 +31,7 @@ export function openExternal(config: Config, options: { readOnly: boolean; max: 
   return {
     sql,
     readinessSql,
-    description: `PostgreSQL at ${redactUrl(url)}`,
+    description: `PostgreSQL at ${maskDatabaseUrl(url)}`,
     servesDemoData: false,
     close: async (timeout = 5) => {
       await Promise.all([sql.end({ timeout }), readinessSql === sql ? undefined : readinessSql.end({ timeout })]);

@@ -37,7 +37,7 @@ describe("the executable's commands", () => {
   test.each([
     [["--port", "abc"], {}, "product-cost-export: --port must be a whole number, got \"abc\"\n"],
     [["--no-such-flag"], {}, "product-cost-export: unknown flag --no-such-flag (see --help)\n"],
-    [[], { DATABASE_URL: "mysql://x" }, "product-cost-export: DATABASE_URL must start with postgres:// or postgresql://, got mysql://\n"],
+    [[], { DATABASE_URL: "mysql://x" }, "product-cost-export: DATABASE_URL: must start with postgres:// or postgresql:// (expected postgres://user:password@host:5432/database)\n"],
     [[], { DATABASE_URL: "postgres://x", TLS_CERT_FILE: "/tmp/c.pem" }, "product-cost-export: TLS_CERT_FILE and TLS_KEY_FILE must be set together\n"],
     [[], { DATABASE_URL: "postgres://x", PRODUCT_COST_API_KEYS_FILE: "/nonexistent/keys" }, "product-cost-export: cannot read API key file /nonexistent/keys: ENOENT\n"],
     [["frobnicate"], {}, "product-cost-export: unknown command \"frobnicate\" (see --help)\n"],

@@ -220,7 +220,7 @@ describe("bad configuration stops the start with one line on stderr and exit cod
     ["a digest is malformed", () => [], () => ({ PRODUCT_COST_API_KEYS: "sha256:abc" }),
       () => "PRODUCT_COST_API_KEYS entry 1: a sha256: entry must be followed by 64 hex digits"],
     ["the database URL is malformed", () => ["--database-url", "postgres://u:s3cret@db:port/x"], () => ({}),
-      () => "--database-url is not a valid URL (expected postgres://user:password@host:5432/database)"],
+      () => '--database-url: port "port" is not a number from 1 to 65535 (expected postgres://user:password@host:5432/database)'],
   ];
   test.each(cases)("when %s", (_, args, env, message) => {
     const r = run(["serve", ...args()], { ...NO_DATABASE, HOST: "127.0.0.1", PORT: "0", ...env() });

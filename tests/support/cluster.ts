@@ -1,8 +1,9 @@
 // A throwaway PostgreSQL 15 cluster that a test can stop, start and restart for real:
 // initdb into a temp dir on a private port (run as user postgres when the tests run as
 // root), Unix socket in the same dir, fsync off. destroy() stops it and removes the dir.
+// Optionally with password authentication over TCP (scram-sha-256) and TLS.
 
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -19,8 +20,17 @@ export function postgresBinDir(): string | undefined {
   return candidates.find((dir) => existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl")));
 }
 
+export interface ClusterOptions {
+  /** TCP connections must authenticate as postgres with this password (scram-sha-256); the socket stays trust. */
+  password?: string;
+  /** Serve TLS with this certificate and key (PEM). */
+  tls?: { cert: string; key: string };
+}
+
 export interface Cluster {
   port: number;
+  /** The directory of its Unix socket. */
+  socketDirectory: string;
   /** postgres://postgres@127.0.0.1:<port>/<database> */
   url(database?: string): string;
   start(): void;
@@ -46,7 +56,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function createCluster(): Promise<Cluster> {
+export async function createCluster(settings: ClusterOptions = {}): Promise<Cluster> {
   const BIN = postgresBinDir();
   if (!BIN) throw new Error("PostgreSQL's programs (initdb, pg_ctl) are not installed: set PG_BIN_DIR or install postgresql");
   const dir = mkdtempSync(join(tmpdir(), "pce-pg-"));
@@ -56,13 +66,25 @@ export async function createCluster(): Promise<Cluster> {
     chownSync(dir, Number(id), Number(gid));
   }
   const data = join(dir, "data");
-  run([`${BIN}/initdb`, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"], "initdb");
+  const owned = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    chmodSync(path, 0o600);
+    if (process.getuid?.() === 0) chownSync(path, Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString()), Number(Bun.spawnSync(["id", "-g", "postgres"]).stdout.toString()));
+    return path;
+  };
+  const auth = settings.password
+    ? ["--auth-local=trust", "--auth-host=scram-sha-256", `--pwfile=${owned("pwfile", settings.password + "\n")}`]
+    : ["-A", "trust"];
+  run([`${BIN}/initdb`, "-D", data, "-U", "postgres", ...auth, "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"], "initdb");
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+  const tls = settings.tls ? ` -c ssl=on -c ssl_cert_file=${owned("server.crt", settings.tls.cert)} -c ssl_key_file=${owned("server.key", settings.tls.key)}` : "";
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off${tls}`;
   let running = false;
   const ctl = (...args: string[]) => run([`${BIN}/pg_ctl`, "-D", data, "-w", "-t", "60", ...args], `pg_ctl ${args.join(" ")}`);
   return {
     port,
+    socketDirectory: dir,
     url: (database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`,
     start() {
       ctl("-o", options, "-l", join(dir, "log"), "start");

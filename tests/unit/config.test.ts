@@ -1,8 +1,20 @@
 // Configuration: every setting from its environment variable or its flag, the flag
 // winning; all problems reported together in one ConfigError; --help generated from the
 // same table, so it lists every setting with its default.
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ConfigError, SETTINGS, helpText, loadConfig, type Config, type SettingSpec } from "../../src/config.ts";
+
+const work = mkdtempSync(join(tmpdir(), "pce-config-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+/** A file holding `text`, for the settings that name a file to read. */
+function fileWith(name: string, text: string): string {
+  const path = join(work, name);
+  writeFileSync(path, text);
+  return path;
+}
 
 /** Two different valid raw values for a setting: [what the environment says, what the flag says]. */
 function samples(s: SettingSpec): [string, string] {
@@ -16,7 +28,9 @@ function samples(s: SettingSpec): [string, string] {
     case "enum":
       return [s.choices![0]!, s.choices![1]!];
     case "string":
-      return s.env === "DATABASE_URL" ? ["postgres://env-host/db", "postgres://flag-host/db"] : ["/from/env", "/from/flag"];
+      if (s.env === "DATABASE_URL") return ["postgres://env-host/db", "postgres://flag-host/db"];
+      if (s.env === "DATABASE_URL_FILE") return [fileWith("env-url", "postgres://env-host/db\n"), fileWith("flag-url", "postgres://flag-host/db")];
+      return ["/from/env", "/from/flag"];
   }
 }
 
@@ -55,6 +69,38 @@ describe("where a setting comes from", () => {
     expect(value(loadConfig([`--${bool.flag}`], { [bool.env]: "false" }), bool.key)).toBe(true);
   });
 
+  test("boolean flags take true/false (yes/no, on/off, 1/0) as the next argument or after =", () => {
+    for (const argv of [["--metrics-enabled", "false"], ["--metrics-enabled=false"], ["--metrics-enabled", "off"], ["--metrics-enabled", "0"]]) {
+      expect([argv, loadConfig(argv, {}).metricsEnabled]).toEqual([argv, false]);
+    }
+    expect(loadConfig(["--metrics-enabled", "--port", "9000"], { METRICS_ENABLED: "false" })).toMatchObject({ metricsEnabled: true, port: 9000 });
+  });
+
+  test("DATABASE_URL_FILE holds the DATABASE_URL on one line; the systemd credential database-url is the fallback", () => {
+    const file = fileWith("url-file", "  postgres://u:secret@file-host/db\n");
+    expect(loadConfig([], { DATABASE_URL_FILE: file }).databaseUrl).toBe("postgres://u:secret@file-host/db");
+    const credentials = join(work, "credentials");
+    mkdirSync(credentials, { recursive: true });
+    writeFileSync(join(credentials, "database-url"), "postgres://u:secret@credential-host/db\n");
+    expect(loadConfig([], { CREDENTIALS_DIRECTORY: credentials }).databaseUrl).toBe("postgres://u:secret@credential-host/db");
+    // An explicit DATABASE_URL_FILE or DATABASE_URL wins over the credential.
+    expect(loadConfig([], { CREDENTIALS_DIRECTORY: credentials, DATABASE_URL_FILE: file }).databaseUrl).toBe("postgres://u:secret@file-host/db");
+    expect(loadConfig([], { CREDENTIALS_DIRECTORY: credentials, DATABASE_URL: "postgres://env/db" }).databaseUrl).toBe("postgres://env/db");
+    // A directory without the credential: no database from it.
+    expect(loadConfig([], { CREDENTIALS_DIRECTORY: work }).databaseUrl).toBeUndefined();
+  });
+
+  test.each([
+    [{ DATABASE_URL: "postgres://a/b", DATABASE_URL_FILE: "/x" }, "DATABASE_URL and DATABASE_URL_FILE are both set: keep one"],
+    [{ DATABASE_URL_FILE: "/nonexistent/url" }, "cannot read DATABASE_URL_FILE /nonexistent/url: ENOENT"],
+    [{ DATABASE_URL_FILE: "EMPTY" }, "DATABASE_URL_FILE EMPTY is empty"],
+    [{ DATABASE_URL_FILE: "BAD" }, "DATABASE_URL_FILE BAD: sslmode=nope is not one of disable, allow, prefer, require, verify-ca, verify-full (expected postgres://user:password@host:5432/database)"],
+  ])("%j is rejected: %s", (env, message) => {
+    const files: Record<string, string> = { EMPTY: fileWith("empty", "\n"), BAD: fileWith("bad", "postgres://u:secret@h/x?sslmode=nope") };
+    const resolved = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, files[v] ?? v]));
+    expect(() => loadConfig([], resolved)).toThrow(new ConfigError(message.replace("EMPTY", files.EMPTY!).replace("BAD", files.BAD!)));
+  });
+
   test("an empty environment variable counts as unset", () => {
     expect(loadConfig([], { PORT: "", HOST: "", LOG_LEVEL: "" })).toMatchObject({ port: 8080, host: "0.0.0.0", logLevel: "info" });
   });
@@ -81,9 +127,11 @@ describe("bad configuration", () => {
     [["--host"], {}, "flag --host needs a value"],
     [["serve"], {}, 'unexpected argument "serve"'],
     [[], { TLS_KEY_FILE: "/k.pem" }, "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
-    [[], { DATABASE_URL: "http://db:5432/x" }, "DATABASE_URL must start with postgres:// or postgresql://, got http://"],
-    [["--database-url", "not a url"], {}, "--database-url is not a valid URL (expected postgres://user:password@host:5432/database)"],
-    [[], { DATABASE_URL: "postgres://user:s3cret@host:port/db" }, "DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)"],
+    [[], { DATABASE_URL: "http://db:5432/x" }, "DATABASE_URL: must start with postgres:// or postgresql:// (expected postgres://user:password@host:5432/database)"],
+    [["--database-url", "not a url"], {}, "--database-url: must start with postgres:// or postgresql:// (expected postgres://user:password@host:5432/database)"],
+    [[], { DATABASE_URL: "postgres://user:s3cret@host:port/db" }, 'DATABASE_URL: port "port" is not a number from 1 to 65535 (expected postgres://user:password@host:5432/database)'],
+    [[], { DATABASE_URL: "postgres://db/x?sslmode=bogus" }, "DATABASE_URL: sslmode=bogus is not one of disable, allow, prefer, require, verify-ca, verify-full (expected postgres://user:password@host:5432/database)"],
+    [[], { DATABASE_URL: "postgres://db/x?sslmode=verify-full&sslrootcert=/nonexistent/root.crt" }, "DATABASE_URL: sslrootcert /nonexistent/root.crt cannot be read: ENOENT (expected postgres://user:password@host:5432/database)"],
   ] as const)("%j %j is rejected", (argv, env, message) => {
     expect(() => loadConfig(argv, env)).toThrow(new ConfigError(message));
   });
@@ -106,7 +154,7 @@ describe("bad configuration", () => {
     }
     // An accepted URL leaves `thrown` undefined and fails here.
     expect(thrown).toBeInstanceOf(ConfigError);
-    expect((thrown as Error).message).toBe("DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)");
+    expect((thrown as Error).message).toBe('DATABASE_URL: port "port" is not a number from 1 to 65535 (expected postgres://user:password@host:5432/database)');
     expect((thrown as Error).message).not.toContain("s3cret");
   });
 });
