@@ -4,6 +4,7 @@
 // line on stderr and exit code 2.
 
 import { existsSync, readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { join } from "node:path";
 import { DatabaseUrlError, parseDatabaseUrl } from "./db/connection-url.ts";
 
@@ -13,8 +14,15 @@ export class ConfigError extends Error {
 
 type Kind = "string" | "int" | "bool" | "enum";
 
+/** The commands that read settings; the others (hash-key, systemd-unit, ...) take none. */
+export type SettingsCommand = "serve" | "migrate" | "refresh" | "load-csv";
+const SERVE: readonly SettingsCommand[] = ["serve"];
+const DATABASE_COMMANDS: readonly SettingsCommand[] = ["serve", "migrate", "refresh", "load-csv"];
+
 export interface SettingSpec {
   key: string; // property name in Config
+  /** The commands that use it: a flag of another command is refused, its variable ignored. */
+  commands: readonly SettingsCommand[];
   env: string;
   flag: string; // without the leading --
   kind: Kind;
@@ -28,50 +36,50 @@ export interface SettingSpec {
 
 // One table drives parsing, --help and the README's configuration section.
 export const SETTINGS: readonly SettingSpec[] = [
-  { key: "databaseUrl", env: "DATABASE_URL", flag: "database-url", kind: "string", default: undefined,
+  { key: "databaseUrl", commands: DATABASE_COMMANDS, env: "DATABASE_URL", flag: "database-url", kind: "string", default: undefined,
     help: "PostgreSQL to read (postgres://user:pass@host:5432/db). Unset: the embedded PostgreSQL." },
-  { key: "databaseUrlFile", env: "DATABASE_URL_FILE", flag: "database-url-file", kind: "string", default: undefined,
+  { key: "databaseUrlFile", commands: DATABASE_COMMANDS, env: "DATABASE_URL_FILE", flag: "database-url-file", kind: "string", default: undefined,
     help: "File holding the DATABASE_URL (one line), so the password need not be in the environment. Under systemd, LoadCredential=database-url:<file> does the same." },
-  { key: "dataDir", env: "DATA_DIR", flag: "data-dir", kind: "string", default: undefined,
+  { key: "dataDir", commands: DATABASE_COMMANDS, env: "DATA_DIR", flag: "data-dir", kind: "string", default: undefined,
     help: "Embedded database only: keep it in this directory instead of in memory." },
-  { key: "demoData", env: "DEMO_DATA", flag: "demo-data", kind: "bool", default: undefined,
+  { key: "demoData", commands: SERVE, env: "DEMO_DATA", flag: "demo-data", kind: "bool", default: undefined,
     help: "Embedded database only: serve the demo dataset (made-up costs; every answer then says X-Demo-Data: true). Unset: on in memory when run by hand, an error under systemd (set DATABASE_URL or DATA_DIR); false: never." },
-  { key: "apiKeys", env: "PRODUCT_COST_API_KEYS", flag: "", kind: "string", default: undefined, secret: true,
+  { key: "apiKeys", commands: SERVE, env: "PRODUCT_COST_API_KEYS", flag: "", kind: "string", default: undefined, secret: true,
     help: "Comma-separated API keys; an entry sha256:<64 hex> is the digest of a key." },
-  { key: "apiKeysFile", env: "PRODUCT_COST_API_KEYS_FILE", flag: "api-keys-file", kind: "string", default: undefined,
+  { key: "apiKeysFile", commands: SERVE, env: "PRODUCT_COST_API_KEYS_FILE", flag: "api-keys-file", kind: "string", default: undefined,
     help: "File with one key or sha256:<hex> digest per line (# comments). Re-read on SIGHUP." },
-  { key: "host", env: "HOST", flag: "host", kind: "string", default: "0.0.0.0", help: "Listen address." },
-  { key: "port", env: "PORT", flag: "port", kind: "int", default: 8080, min: 0, max: 65535, help: "Listen port." },
-  { key: "tlsCertFile", env: "TLS_CERT_FILE", flag: "tls-cert-file", kind: "string", default: undefined,
+  { key: "host", commands: SERVE, env: "HOST", flag: "host", kind: "string", default: "0.0.0.0", help: "Listen address." },
+  { key: "port", commands: SERVE, env: "PORT", flag: "port", kind: "int", default: 8080, min: 0, max: 65535, help: "Listen port." },
+  { key: "tlsCertFile", commands: SERVE, env: "TLS_CERT_FILE", flag: "tls-cert-file", kind: "string", default: undefined,
     help: "PEM certificate (chain). With TLS_KEY_FILE: serve HTTPS." },
-  { key: "tlsKeyFile", env: "TLS_KEY_FILE", flag: "tls-key-file", kind: "string", default: undefined,
+  { key: "tlsKeyFile", commands: SERVE, env: "TLS_KEY_FILE", flag: "tls-key-file", kind: "string", default: undefined,
     help: "PEM private key for TLS_CERT_FILE." },
-  { key: "dbPoolMax", env: "DB_POOL_MAX", flag: "db-pool-max", kind: "int", default: 10, min: 1, max: 1000,
+  { key: "dbPoolMax", commands: SERVE, env: "DB_POOL_MAX", flag: "db-pool-max", kind: "int", default: 10, min: 1, max: 1000,
     help: "Most connections to an external PostgreSQL." },
-  { key: "dbConnectTimeoutMs", env: "DB_CONNECT_TIMEOUT_MS", flag: "db-connect-timeout-ms", kind: "int", default: 5000,
+  { key: "dbConnectTimeoutMs", commands: DATABASE_COMMANDS, env: "DB_CONNECT_TIMEOUT_MS", flag: "db-connect-timeout-ms", kind: "int", default: 5000,
     min: 100, max: 600000, help: "Time allowed to open a database connection." },
-  { key: "statementTimeoutMs", env: "STATEMENT_TIMEOUT_MS", flag: "statement-timeout-ms", kind: "int", default: 30000,
+  { key: "statementTimeoutMs", commands: ["serve", "load-csv"], env: "STATEMENT_TIMEOUT_MS", flag: "statement-timeout-ms", kind: "int", default: 30000,
     min: 100, max: 3600000, help: "Longest a query may run; past it: 503 DATABASE_UNAVAILABLE and the query is cancelled." },
-  { key: "requestTimeoutMs", env: "REQUEST_TIMEOUT_MS", flag: "request-timeout-ms", kind: "int", default: 120000,
+  { key: "requestTimeoutMs", commands: SERVE, env: "REQUEST_TIMEOUT_MS", flag: "request-timeout-ms", kind: "int", default: 120000,
     min: 0, max: 86400000,
     help: "Longest a request may take from arrival to its last byte; past it: 503 DATABASE_UNAVAILABLE, or the transfer is aborted if the body has started. 0 = no limit." },
-  { key: "requestQueueMax", env: "REQUEST_QUEUE_MAX", flag: "request-queue-max", kind: "int", default: 100, min: 0, max: 100000,
+  { key: "requestQueueMax", commands: SERVE, env: "REQUEST_QUEUE_MAX", flag: "request-queue-max", kind: "int", default: 100, min: 0, max: 100000,
     help: "Requests that may wait for a database connection when DB_POOL_MAX reads run; more: 503 OVERLOADED with Retry-After." },
-  { key: "requestQueueTimeoutMs", env: "REQUEST_QUEUE_TIMEOUT_MS", flag: "request-queue-timeout-ms", kind: "int", default: 10000,
+  { key: "requestQueueTimeoutMs", commands: SERVE, env: "REQUEST_QUEUE_TIMEOUT_MS", flag: "request-queue-timeout-ms", kind: "int", default: 10000,
     min: 0, max: 600000, help: "Longest a request waits for a database connection; longer: 503 OVERLOADED with Retry-After." },
-  { key: "responseBufferMb", env: "RESPONSE_BUFFER_MB", flag: "response-buffer-mb", kind: "int", default: 128, min: 0, max: 65536,
+  { key: "responseBufferMb", commands: SERVE, env: "RESPONSE_BUFFER_MB", flag: "response-buffer-mb", kind: "int", default: 128, min: 0, max: 65536,
     help: "Memory (MiB, all answers together) for answers read ahead of slow clients, so a slow client holds memory, not a database connection. One answer takes at most a quarter. 0 = answers stream at each client's pace." },
-  { key: "rateLimitPerMinute", env: "RATE_LIMIT_PER_MINUTE", flag: "rate-limit-per-minute", kind: "int", default: 0, min: 0, max: 1000000,
+  { key: "rateLimitPerMinute", commands: SERVE, env: "RATE_LIMIT_PER_MINUTE", flag: "rate-limit-per-minute", kind: "int", default: 0, min: 0, max: 1000000,
     help: "Requests per minute per API key (bursts up to the same number); more: 429 RATE_LIMITED with Retry-After. 0 = no limit." },
-  { key: "maxRangeDays", env: "MAX_RANGE_DAYS", flag: "max-range-days", kind: "int", default: 0, min: 0, max: 10000000,
+  { key: "maxRangeDays", commands: SERVE, env: "MAX_RANGE_DAYS", flag: "max-range-days", kind: "int", default: 0, min: 0, max: 10000000,
     help: "Longest date range in days (inclusive); longer: 400 INVALID_MONTH_RANGE. 0 = no limit." },
-  { key: "shutdownTimeoutMs", env: "SHUTDOWN_TIMEOUT_MS", flag: "shutdown-timeout-ms", kind: "int", default: 10000,
+  { key: "shutdownTimeoutMs", commands: SERVE, env: "SHUTDOWN_TIMEOUT_MS", flag: "shutdown-timeout-ms", kind: "int", default: 10000,
     min: 0, max: 600000, help: "On SIGTERM/SIGINT, how long requests in flight may take to finish." },
-  { key: "logLevel", env: "LOG_LEVEL", flag: "log-level", kind: "enum", default: "info",
+  { key: "logLevel", commands: DATABASE_COMMANDS, env: "LOG_LEVEL", flag: "log-level", kind: "enum", default: "info",
     choices: ["debug", "info", "warn", "error"], help: "Least severe log level written." },
-  { key: "logFormat", env: "LOG_FORMAT", flag: "log-format", kind: "enum", default: "json",
+  { key: "logFormat", commands: DATABASE_COMMANDS, env: "LOG_FORMAT", flag: "log-format", kind: "enum", default: "json",
     choices: ["json", "pretty"], help: "json: one JSON object per line; pretty: readable text for a terminal." },
-  { key: "metricsEnabled", env: "METRICS_ENABLED", flag: "metrics-enabled", kind: "bool", default: true,
+  { key: "metricsEnabled", commands: SERVE, env: "METRICS_ENABLED", flag: "metrics-enabled", kind: "bool", default: true,
     help: "Serve GET /metrics (Prometheus text format, no key: restrict it at the network). false: /metrics answers 404." },
 ];
 
@@ -120,11 +128,9 @@ function parseValue(spec: SettingSpec, raw: string, source: string, problems: st
       return n;
     }
     case "bool": {
-      const v = raw.toLowerCase();
-      if (["1", "true", "yes", "on"].includes(v)) return true;
-      if (["0", "false", "no", "off"].includes(v)) return false;
-      problems.push(`${source} must be true or false, got ${JSON.stringify(raw)}`);
-      return undefined;
+      const on = boolOf(raw);
+      if (on === undefined) problems.push(`${source} must be true or false, got ${JSON.stringify(raw)}`);
+      return on;
     }
     case "enum":
       if (!spec.choices!.includes(raw)) {
@@ -135,41 +141,114 @@ function parseValue(spec: SettingSpec, raw: string, source: string, problems: st
   }
 }
 
-const BOOL_WORDS = new Set(["1", "true", "yes", "on", "0", "false", "no", "off"]);
+const TRUE_WORDS = ["1", "true", "yes", "on"];
+const FALSE_WORDS = ["0", "false", "no", "off"];
+const BOOL_WORDS = new Set([...TRUE_WORDS, ...FALSE_WORDS]);
+
+/** true, false, or undefined for a word that is neither (any case). */
+export function boolOf(raw: string): boolean | undefined {
+  const v = raw.toLowerCase();
+  return TRUE_WORDS.includes(v) ? true : FALSE_WORDS.includes(v) ? false : undefined;
+}
+
+/** A flag a command line may carry: a setting's, or a command's own (`--rebuild`, `--label NAME`). */
+export interface FlagSpec {
+  flag: string; // without the leading --
+  kind: Kind;
+}
+
+export interface ParsedArgs {
+  /** Values by flag name ("true" for a boolean flag given alone). */
+  values: Map<string, string>;
+  positional: string[];
+}
 
 /**
- * Splits `--name value`, `--name=value` and boolean flags (`--name`, `--name false`,
- * `--name=false`); returns the values by flag name.
+ * Splits `--name value`, `--name=value`, boolean flags (`--name`, `--name false`,
+ * `--name=false`) and positional arguments. `refuse(name)` explains a flag that is not
+ * among `flags` (for instance a setting of another command); `--` ends the flags.
  */
-export function parseFlags(argv: readonly string[], problems: string[]): Map<string, string> {
-  const byFlag = new Map(SETTINGS.filter((s) => s.flag).map((s) => [s.flag, s]));
+export function parseArgs(argv: readonly string[], flags: readonly FlagSpec[], problems: string[], refuse: (name: string) => string): ParsedArgs {
+  const byFlag = new Map(flags.map((s) => [s.flag, s]));
   const values = new Map<string, string>();
+  const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
+    if (arg === "--") {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
     if (!arg.startsWith("--")) {
-      problems.push(`unexpected argument ${JSON.stringify(arg)}`);
+      positional.push(arg);
       continue;
     }
     const eq = arg.indexOf("=");
     const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
     const spec = byFlag.get(name);
     if (!spec) {
-      problems.push(`unknown flag --${name} (see --help)`);
+      problems.push(refuse(name));
+      // A setting of another command: its value goes with it, not among the arguments.
+      const other = SETTINGS.find((s) => s.flag && s.flag === name);
+      if (other && eq === -1 && (other.kind !== "bool" || BOOL_WORDS.has(argv[i + 1]?.toLowerCase() ?? ""))) i++;
       continue;
     }
-    if (eq !== -1) values.set(name, arg.slice(eq + 1));
-    else if (spec.kind === "bool") values.set(name, BOOL_WORDS.has(argv[i + 1]?.toLowerCase() ?? "") ? argv[++i]! : "true");
-    else if (i + 1 < argv.length) values.set(name, argv[++i]!);
+    if (values.has(name)) problems.push(`flag --${name} is given twice`);
+    let value: string | undefined;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else if (spec.kind === "bool") value = BOOL_WORDS.has(argv[i + 1]?.toLowerCase() ?? "") ? argv[++i]! : "true";
+    else if (i + 1 < argv.length) value = argv[++i]!;
     else problems.push(`flag --${name} needs a value`);
+    if (value === undefined) continue;
+    if (spec.kind === "bool") {
+      const on = boolOf(value);
+      if (on === undefined) problems.push(`--${name} must be true or false, got ${JSON.stringify(value)}`);
+      else values.set(name, String(on));
+    } else values.set(name, value);
   }
-  return values;
+  return { values, positional };
 }
 
-export function loadConfig(argv: readonly string[], env: Record<string, string | undefined>): Config {
+/** The settings a command reads. */
+export function settingsOf(command: SettingsCommand): SettingSpec[] {
+  return SETTINGS.filter((s) => s.commands.includes(command));
+}
+
+/** Why `--name` is refused by `command`: a setting of other commands, or no flag at all. */
+function foreignFlag(command: string, name: string): string {
+  const spec = SETTINGS.find((s) => s.flag && s.flag === name);
+  if (spec) return `--${name} is a setting of ${spec.commands.join(", ")}, not of ${command} (see ${command} --help)`;
+  return `unknown flag --${name} (see ${command === "serve" ? "" : command + " "}--help)`;
+}
+
+export interface CommandLine {
+  config: Config;
+  /** The command's own flags (not settings), by name. */
+  own: Map<string, string>;
+  positional: string[];
+}
+
+/**
+ * Reads a settings command's line and environment: its settings (flags of other commands
+ * refused, variables of other commands ignored, so one environment file serves them all),
+ * its own flags and at most `maxPositional` positional arguments. Every problem is reported
+ * together in one ConfigError.
+ */
+export function readCommandLine(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+  command: SettingsCommand,
+  options: { own?: readonly FlagSpec[]; maxPositional?: number } = {},
+): CommandLine {
   const problems: string[] = [];
-  const flags = parseFlags(argv, problems);
+  const specs = settingsOf(command);
+  const own = options.own ?? [];
+  const parsed = parseArgs(argv, [...specs.filter((s) => s.flag), ...own], problems, (name) => foreignFlag(command, name));
+  for (const extra of parsed.positional.slice(options.maxPositional ?? 0)) problems.push(`unexpected argument ${JSON.stringify(extra)}`);
+  const flags = new Map([...parsed.values].filter(([name]) => !own.some((o) => o.flag === name)));
   const out: Record<string, unknown> = {};
   for (const spec of SETTINGS) {
+    out[spec.key] = spec.default;
+    if (!spec.commands.includes(command)) continue;
     const fromFlag = spec.flag ? flags.get(spec.flag) : undefined;
     const fromEnv = env[spec.env];
     let value: unknown = spec.default;
@@ -184,11 +263,31 @@ export function loadConfig(argv: readonly string[], env: Record<string, string |
     out.databaseUrl = database.url;
     checkDatabaseUrl(database.url, database.source, problems);
   }
-  if ((out.tlsCertFile === undefined) !== (out.tlsKeyFile === undefined)) {
-    problems.push("TLS_CERT_FILE and TLS_KEY_FILE must be set together");
+  if (command === "serve") {
+    if ((out.tlsCertFile === undefined) !== (out.tlsKeyFile === undefined)) {
+      problems.push("TLS_CERT_FILE and TLS_KEY_FILE must be set together");
+    }
+    const hostProblem = checkListenHost(out.host as string);
+    if (hostProblem) problems.push(`${flags.has("host") ? "--host" : "HOST"} ${hostProblem}`);
   }
   if (problems.length) throw new ConfigError(problems.join("; "));
-  return Object.freeze(out) as unknown as Config;
+  const ownValues = new Map([...parsed.values].filter(([name]) => own.some((o) => o.flag === name)));
+  return { config: Object.freeze(out) as unknown as Config, own: ownValues, positional: parsed.positional };
+}
+
+/** The settings of `command` (serve by default) from flags and the environment. */
+export function loadConfig(argv: readonly string[], env: Record<string, string | undefined>, command: SettingsCommand = "serve"): Config {
+  return readCommandLine(argv, env, command).config;
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** Why a listen address cannot be one, or undefined: an IPv4 or IPv6 address (bracketed or not), or a host name. */
+export function checkListenHost(host: string): string | undefined {
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  // All digits and dots is an IPv4 address or nothing (999.1.1.1 is no host name).
+  if (isIP(bare) || (HOST_NAME.test(host) && !/^[\d.]+$/.test(host))) return undefined;
+  return `must be an IP address or a host name of this machine (0.0.0.0: every interface; 127.0.0.1: this machine only), got ${JSON.stringify(host)}`;
 }
 
 /** The systemd credential that holds the DATABASE_URL (LoadCredential=database-url:<file>). */
@@ -250,38 +349,4 @@ export function checkServeDatabase(config: Config, underSystemd: boolean): void 
 /** `migrate` and `refresh` change a database that must outlive them: an in-memory one would be gone at exit. */
 export function checkMigrateDatabase(config: Config, command = "migrate"): void {
   if (!config.databaseUrl && !config.dataDir) throw new ConfigError(`${command} needs a database to change: set DATABASE_URL or --data-dir`);
-}
-
-/** The --help text, generated from SETTINGS so it cannot drift from what is parsed. */
-export function helpText(): string {
-  const lines = [
-    "Usage: product-cost-export [command] [flags]",
-    "",
-    "Commands:",
-    "  serve       Serve the HTTP API (the default when no command is given)",
-    "  migrate     Create or upgrade the tables and indexes, build what they need, then exit",
-    "  refresh [--rebuild]",
-    "              Fold recent writes into the totals the reads start from (run it every minute:",
-    "              reads stay exact without it, only slower); --rebuild redoes everything",
-    "  hash-key    Read an API key on stdin, print its sha256:<hex> digest for PRODUCT_COST_API_KEYS",
-    "  load-csv <products|product_daily_costs> <file.csv> [--replace]",
-    "              Upsert a CSV (header line of column names; empty cell = null) into a contract",
-    "              table of DATABASE_URL or --data-dir; --replace empties the table first",
-    "  systemd-unit  Print a hardened systemd unit that runs this executable; `systemd-unit refresh`",
-    "                and `systemd-unit refresh-timer`: the refresh and the timer that runs it every minute",
-    "  --help      Show this text",
-    "  --version   Print the version and the commit it was built from",
-    "",
-    "Signals: SIGHUP re-reads the API keys; SIGTERM/SIGINT finish requests in flight, then exit 0.",
-    "Exit codes: 0 stopped cleanly, 1 unexpected failure, 2 bad configuration (one line on stderr).",
-    "",
-    "Settings (flag, environment variable, default). A flag wins over the environment:",
-  ];
-  for (const s of SETTINGS) {
-    const flag = s.flag ? `--${s.flag}${s.kind === "bool" ? "" : " <value>"}` : "(environment only)";
-    const def = s.default === undefined ? "unset" : String(s.default);
-    lines.push(`  ${flag.padEnd(30)} ${s.env.padEnd(28)} default: ${def}`);
-    lines.push(`      ${s.help}`);
-  }
-  return lines.join("\n");
 }

@@ -1,19 +1,19 @@
-// Entry point: argv → command. The only module that reads argv, listens or exits.
-//   product-cost-export [serve]   serve the API (default)
-//   product-cost-export migrate   create/upgrade the tables, then exit
-//   product-cost-export hash-key  print the sha256:<hex> digest of a key read on stdin
-//   product-cost-export systemd-unit [refresh|refresh-timer]  print a hardened systemd unit for this executable
+// Entry point: argv → command (the commands and their flags: cli/commands.ts). The only
+// module that reads argv, listens or exits.
 
-import { loadKeyRing, sha256Hex, type ApiKeyRing } from "./auth/api-keys.ts";
-import { checkMigrateDatabase, checkServeDatabase, ConfigError, helpText, loadConfig, type Config } from "./config.ts";
+import { loadKeyRing, type ApiKeyRing } from "./auth/api-keys.ts";
+import { commandHelp, commandNamed, overviewHelp, type CommandSpec } from "./cli/commands.ts";
+import { checkLabel, keyFileLine, keyToHash, newApiKey } from "./cli/keys.ts";
+import { SQL_SCRIPTS } from "./cli/print-sql.ts";
+import { checkMigrateDatabase, checkServeDatabase, ConfigError, parseArgs, readCommandLine, SETTINGS, type Config } from "./config.ts";
 import { createDatabaseGuard } from "./db/database-guard.ts";
-import { migrate } from "./db/migrations.ts";
+import { migrate, plannedMigrations } from "./db/migrations.ts";
 import { openDatabase } from "./db/open.ts";
 import { databaseProblem } from "./db/problems.ts";
 import { checkReadiness } from "./db/readiness.ts";
 import { refreshRollup } from "./db/refresh.ts";
 import type { Database } from "./db/database.ts";
-import { progressLines } from "./progress.ts";
+import { heartbeat, progressLines } from "./progress.ts";
 import { createAdmission } from "./http/admission.ts";
 import { createApp } from "./http/app.ts";
 import { createHandler } from "./http/handler.ts";
@@ -24,12 +24,10 @@ import { runLoadCsv } from "./load/command.ts";
 import { createLogger, errorFields, type Logger } from "./log.ts";
 import { createServiceMetrics } from "./metrics/service-metrics.ts";
 import { logKeyWarnings, reloadOnSighup, tlsDigest } from "./reload.ts";
-import { installPath, systemdUnit, UNIT_KINDS, type UnitKind } from "./systemd-unit.ts";
+import { DEFAULT_INSTALL_PATH, systemdUnit, UNIT_KINDS, type UnitKind } from "./systemd-unit.ts";
 import { COMMIT, VERSION } from "./version.ts";
 
-const COMMANDS = ["serve", "migrate", "refresh", "hash-key", "load-csv", "systemd-unit"] as const;
 const READINESS_TIMEOUT_MS = 2000;
-type Command = (typeof COMMANDS)[number];
 
 async function serve(config: Config, logger: Logger): Promise<void> {
   let keys: ApiKeyRing = loadKeyRing(config);
@@ -90,7 +88,9 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       logger.warn("shutdown timeout reached, closing the remaining connections", { in_flight: server.pendingRequests });
       await server.stop(true);
     }
-    await db.close(5).catch(() => {});
+    // Every request has ended (or was cut): what may still wait on the pool is a readiness
+    // check or a connection attempt to a database that is down. Nothing to wait for.
+    await db.close(0).catch(() => {});
     logger.info("stopped");
     process.exit(0);
   };
@@ -129,11 +129,25 @@ async function refreshWithProgress(command: string, sql: Database["sql"], option
   return refreshRollup(sql, { ...options, onProgress: (p) => lines.report(steps[p.step], p.done, p.total) });
 }
 
-async function runMigrate(config: Config, logger: Logger): Promise<void> {
+async function runMigrate(config: Config, logger: Logger, options: { dryRun: boolean }): Promise<void> {
   const db = await openDatabase(config, false);
   try {
-    const applied = await migrate(db.sql);
-    logger.info("migrations applied", { applied, database: db.description });
+    if (options.dryRun) {
+      const steps = await plannedMigrations(db.sql);
+      for (const step of steps) logger.info("pending migration", { ...step });
+      logger.info(steps.length ? "migrate would apply these steps; nothing was changed" : "nothing to migrate", { pending: steps.length, database: db.description });
+      return;
+    }
+    const started = performance.now();
+    let beat: (() => void) | undefined;
+    const applied = await migrate(db.sql, undefined, {
+      onStepStart: (step) => (beat = heartbeat("migrate", `${step.version} ${step.name}`)),
+      onStepDone: (step, ms) => {
+        beat?.();
+        logger.info("migration step done", { ...step, duration_ms: Math.round(ms) });
+      },
+    });
+    logger.info("migrations applied", { applied, duration_ms: Math.round(performance.now() - started), database: db.description });
     // What the migrations need built, built now, while the service may already answer (exactly).
     const refreshed = await refreshWithProgress("migrate", db.sql);
     logger.info("refreshed", { ...refreshed });
@@ -161,40 +175,95 @@ async function runRefresh(config: Config, rebuild: boolean, logger: Logger): Pro
   }
 }
 
-async function hashKey(): Promise<void> {
-  const input = (await Bun.stdin.text()).replace(/\r?\n$/, "").trim();
-  if (!input) throw new ConfigError("hash-key: no key on stdin (usage: printf %s \"$KEY\" | product-cost-export hash-key)");
-  process.stdout.write(`sha256:${sha256Hex(input)}\n`);
+/** Reads a command line that takes no settings: only the command's own flags and `maxPositional` arguments. */
+function plainArgs(command: CommandSpec, args: readonly string[], maxPositional: number) {
+  const problems: string[] = [];
+  const parsed = parseArgs(args, command.own, problems, (name) =>
+    SETTINGS.some((s) => s.flag === name)
+      ? `${command.name} reads no settings (--${name} is a setting of ${SETTINGS.find((s) => s.flag === name)!.commands.join(", ")})`
+      : `unknown flag --${name} (see ${command.name} --help)`,
+  );
+  for (const extra of parsed.positional.slice(maxPositional)) problems.push(`unexpected argument ${JSON.stringify(extra)} (see ${command.name} --help)`);
+  if (problems.length) throw new ConfigError(problems.join("; "));
+  return parsed;
+}
+
+function printSystemdUnit(command: CommandSpec, args: readonly string[]): void {
+  const { values, positional } = plainArgs(command, args, 1);
+  const kind = positional[0] ?? "service";
+  if (!(UNIT_KINDS as readonly string[]).includes(kind)) throw new ConfigError(`systemd-unit prints one of: ${UNIT_KINDS.join(", ")} (not ${JSON.stringify(kind)})`);
+  const execPath = values.get("exec-path") ?? DEFAULT_INSTALL_PATH;
+  if (!execPath.startsWith("/") || /\s/.test(execPath)) throw new ConfigError(`systemd-unit: --exec-path must be an absolute path without spaces, got ${JSON.stringify(execPath)}`);
+  // ProtectHome=yes hides /root and /home from the service: an executable there cannot start.
+  for (const path of new Set([execPath, process.execPath])) {
+    if (/^\/(root|home)(\/|$)/.test(path)) {
+      process.stderr.write(`product-cost-export: warning: ${path} is under /root or /home, which the unit hides (ProtectHome=yes): install the executable as ${DEFAULT_INSTALL_PATH} and use that path\n`);
+    }
+  }
+  process.stdout.write(systemdUnit(kind as UnitKind, execPath));
+}
+
+function printSql(command: CommandSpec, args: readonly string[]): void {
+  const { positional } = plainArgs(command, args, 1);
+  const script = positional[0] ? SQL_SCRIPTS[positional[0]] : undefined;
+  if (script === undefined) throw new ConfigError(`print-sql prints one of: ${Object.keys(SQL_SCRIPTS).join(", ")}`);
+  process.stdout.write(script);
+}
+
+async function hashKey(command: CommandSpec, args: readonly string[]): Promise<void> {
+  const { positional } = plainArgs(command, args, 1);
+  process.stdout.write(keyFileLine(await keyToHash(positional[0])) + "\n");
+}
+
+function generateKey(command: CommandSpec, args: readonly string[]): void {
+  const { values } = plainArgs(command, args, 0);
+  const label = values.has("label") ? checkLabel(values.get("label")!) : undefined;
+  const key = newApiKey();
+  process.stdout.write(`${key}\n${keyFileLine(key, label)}\n`);
+  if (process.stdout.isTTY) {
+    process.stderr.write("The first line is the key, for the client (it is stored nowhere). Append the second line to the key file, then: systemctl reload product-cost-export\n");
+  }
+}
+
+function printVersion(): void {
+  process.stdout.write(`product-cost-export ${VERSION} (commit ${COMMIT})\n`);
 }
 
 async function main(argv: string[]): Promise<void> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(helpText() + "\n");
-    return;
-  }
-  if (argv.includes("--version")) {
-    process.stdout.write(`product-cost-export ${VERSION} (commit ${COMMIT})\n`);
-    return;
-  }
   const first = argv[0];
-  const command: Command = first && !first.startsWith("-") ? (first as Command) : "serve";
-  if (!COMMANDS.includes(command)) throw new ConfigError(`unknown command ${JSON.stringify(first)} (see --help)`);
-  const flags = first && !first.startsWith("-") ? argv.slice(1) : argv;
-  if (command === "hash-key") return hashKey();
-  if (command === "systemd-unit") {
-    const [kind = "service", ...extra] = flags;
-    if (kind.startsWith("-") || extra.length) throw new ConfigError("systemd-unit takes no flags: settings go in /etc/product-cost-export/env");
-    if (!(UNIT_KINDS as readonly string[]).includes(kind)) throw new ConfigError(`systemd-unit prints one of: ${UNIT_KINDS.join(", ")} (not ${JSON.stringify(kind)})`);
-    process.stdout.write(systemdUnit(kind as UnitKind, installPath(process.execPath)));
-    return;
+  if (first === "--version" || first === "-v" || first === "version") return printVersion();
+  if (first === undefined || first.startsWith("-")) {
+    if (first === "--help" || first === "-h") return void process.stdout.write(overviewHelp() + "\n");
+  } else if (first === "help") {
+    const about = argv[1] === undefined ? undefined : commandNamed(argv[1]);
+    if (argv[1] !== undefined && !about) throw new ConfigError(`unknown command ${JSON.stringify(argv[1])} (see --help)`);
+    return void process.stdout.write((about ? commandHelp(about) : overviewHelp()) + "\n");
   }
-  if (command === "load-csv") {
-    return runLoadCsv(flags, process.env, (c) => createLogger({ level: c.logLevel, format: c.logFormat }));
+  const named = first && !first.startsWith("-");
+  const command = commandNamed(named ? first : "serve");
+  if (!command) throw new ConfigError(`unknown command ${JSON.stringify(first)} (see --help)`);
+  const args = named ? argv.slice(1) : argv;
+  // `<command> --help` anywhere on its line: that command's help, whatever else is there.
+  if (args.includes("--help") || args.includes("-h")) return void process.stdout.write(commandHelp(command) + "\n");
+
+  switch (command.name) {
+    case "hash-key":
+      return hashKey(command, args);
+    case "generate-key":
+      return generateKey(command, args);
+    case "systemd-unit":
+      return printSystemdUnit(command, args);
+    case "print-sql":
+      return printSql(command, args);
+    case "version":
+      plainArgs(command, args, 0);
+      return printVersion();
+    case "load-csv":
+      return runLoadCsv(args, process.env, (c) => createLogger({ level: c.logLevel, format: c.logFormat }));
   }
 
-  // `refresh --rebuild` is the one command flag that is not a setting.
-  const rebuild = command === "refresh" && flags.includes("--rebuild");
-  const config = loadConfig(command === "refresh" ? flags.filter((f) => f !== "--rebuild") : flags, process.env);
+  const line = readCommandLine(args, process.env, command.settings!, { own: command.own });
+  const config = line.config;
   const logger = createLogger({ level: config.logLevel, format: config.logFormat });
   // Last resort while starting (and for migrate): a failure nothing else caught is logged with
   // its cause (never to a client), then the process exits 1. Once serving, serve() replaces
@@ -205,13 +274,13 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on("uncaughtException", fatal("uncaught exception"));
   process.on("unhandledRejection", fatal("unhandled rejection"));
-  if (command === "migrate") {
+  if (command.name === "migrate") {
     checkMigrateDatabase(config);
-    return runMigrate(config, logger);
+    return runMigrate(config, logger, { dryRun: line.own.get("dry-run") === "true" });
   }
-  if (command === "refresh") {
+  if (command.name === "refresh") {
     checkMigrateDatabase(config, "refresh");
-    return runRefresh(config, rebuild, logger);
+    return runRefresh(config, line.own.get("rebuild") === "true", logger);
   }
   checkServeDatabase(config, Boolean((process.env.INVOCATION_ID || process.env.NOTIFY_SOCKET) && !process.stdin.isTTY));
   return serve(config, logger);

@@ -24,3 +24,13 @@ export function progressLines(command: string, write: (line: string) => void = (
     },
   };
 }
+
+/**
+ * For a step whose progress cannot be measured (one SQL statement): a line every `everyMs`
+ * saying it is still running and for how long. Returns the function that stops it.
+ */
+export function heartbeat(command: string, step: string, write: (line: string) => void = (l) => process.stderr.write(l + "\n"), everyMs = 5000): () => void {
+  const started = performance.now();
+  const timer = setInterval(() => write(`${command}: ${step}: still running after ${Math.round((performance.now() - started) / 1000)} s`), everyMs);
+  return () => clearInterval(timer);
+}

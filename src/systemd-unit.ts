@@ -10,12 +10,6 @@ import { SYSTEMD_CREDENTIAL_NAME } from "./auth/api-keys.ts";
 export const CONFIG_DIRECTORY = "/etc/product-cost-export";
 export const DEFAULT_INSTALL_PATH = "/usr/local/bin/product-cost-export";
 
-/** Where the unit should start the service from: this executable, unless run from source by `bun`. */
-export function installPath(execPath: string): string {
-  const name = execPath.slice(execPath.lastIndexOf("/") + 1);
-  return execPath.startsWith("/") && name.startsWith("product-cost-export") ? execPath : DEFAULT_INSTALL_PATH;
-}
-
 export const UNIT_KINDS = ["service", "refresh", "refresh-timer"] as const;
 export type UnitKind = (typeof UNIT_KINDS)[number];
 

@@ -1,10 +1,11 @@
 -- The PostgreSQL role product-cost-export serves with: it can log in and SELECT the tables
 -- the service reads, nothing else. Even a bug or a leaked DATABASE_URL cannot write data
 -- or read other tables. Run it once, as the owner of the tables, in the service's database,
--- after `product-cost-export migrate` (run with the owner's URL) has created them:
+-- after `product-cost-export migrate` (run with the owner's URL) has created them. The
+-- executable prints this script, so it travels with it:
 --
---   psql "postgres://owner@db.internal/costs" -v role=product_cost_export \
---        -v password="$(openssl rand -hex 24)" -f sql/roles/read-only-role.sql
+--   product-cost-export print-sql read-only-role | psql "postgres://owner@db.internal/costs" \
+--        -v role=product_cost_export -v password="$(openssl rand -hex 24)"
 --
 -- Tables: the two contract tables the ETL writes (products, product_daily_costs), what the
 -- refresh keeps from them and the log of what changed since (product_month_costs,

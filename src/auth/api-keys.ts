@@ -14,7 +14,7 @@ const DIGEST_ENTRY = /^sha256:([0-9a-f]{64})$/i;
  * A key is visible ASCII, no spaces: what an Authorization header carries byte for byte (a
  * header's other bytes reach the service as Latin-1, so a UTF-8 key could never match).
  */
-const KEY_CHARACTERS = /^[\x21-\x7e]+$/;
+export const KEY_CHARACTERS = /^[\x21-\x7e]+$/;
 /** Shorter keys are accepted, with a warning: a key should be long enough that guessing is hopeless. */
 export const SHORT_KEY = 16;
 

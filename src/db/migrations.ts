@@ -48,12 +48,60 @@ export class MigrationError extends Error {
   override name = "MigrationError";
 }
 
+/** One thing `migrate` does (or, with --dry-run, would do). */
+export interface MigrationStep {
+  version: string;
+  name: string;
+  /** run: apply its SQL; record: note it as applied without running it (superseded); restore: run it again to make dropped tables. */
+  action: "run" | "record" | "restore";
+  /** For restore: the tables that are missing. */
+  tables?: string[];
+}
+
+export interface MigrateOptions {
+  /** Called before each step runs. */
+  onStepStart?: (step: MigrationStep) => void;
+  /** Called after each step, with how long it took. */
+  onStepDone?: (step: MigrationStep, ms: number) => void;
+}
+
+/** "0005", "0005 (restored product_month_costs)": how migrate() reports a step. */
+function describe(step: MigrationStep): string {
+  return step.action === "restore" ? `${step.version} (restored ${step.tables!.join(", ")})` : step.version;
+}
+
 /**
- * Applies what is missing; returns the versions applied by this call ("0005 (restored
- * product_month_costs)" for one run again to restore a dropped table). `migrations` is for
- * tests that need a database as an older release left it (a prefix of MIGRATIONS).
+ * The steps that bring a database to `migrations`, given what it has applied (version →
+ * checksum). Throws when an applied migration's SQL was changed since.
  */
-export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS): Promise<string[]> {
+async function planSteps(tx: postgres.TransactionSql<{}>, migrations: readonly Migration[], done: Map<string, string>): Promise<MigrationStep[]> {
+  const pending = new Set(migrations.filter((m) => !done.has(m.version)).map((m) => m.version));
+  const steps: MigrationStep[] = [];
+  for (const m of migrations) {
+    const previous = done.get(m.version);
+    if (previous !== undefined) {
+      if (previous !== checksum(m.sql)) throw new MigrationError(`migration ${m.version}_${m.name} was changed after it was applied`);
+      const missing = await missingTables(tx, m.restores ?? []);
+      if (missing.length > 0) steps.push({ version: m.version, name: m.name, action: "restore", tables: missing });
+      continue;
+    }
+    steps.push({ version: m.version, name: m.name, action: m.supersededBy && pending.has(m.supersededBy) ? "record" : "run" });
+  }
+  return steps;
+}
+
+async function appliedChecksums(tx: postgres.TransactionSql<{}>): Promise<Map<string, string>> {
+  const rows = await tx<{ version: string; checksum: string }[]>`select version, checksum from schema_migrations`;
+  return new Map(rows.map((r) => [r.version, r.checksum]));
+}
+
+/**
+ * Applies what is missing, in one transaction; returns the versions applied by this call
+ * ("0005 (restored product_month_costs)" for one run again to restore a dropped table).
+ * `migrations` is for tests that need a database as an older release left it (a prefix of
+ * MIGRATIONS).
+ */
+export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS, options: MigrateOptions = {}): Promise<string[]> {
   const applied: string[] = [];
   await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`;
@@ -67,29 +115,28 @@ export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRA
         checksum   text not null,
         applied_at timestamptz not null default now()
       )`;
-    const rows = await tx<{ version: string; checksum: string }[]>`select version, checksum from schema_migrations`;
-    const done = new Map(rows.map((r) => [r.version, r.checksum]));
-    const pending = new Set(migrations.filter((m) => !done.has(m.version)).map((m) => m.version));
-    for (const m of migrations) {
-      const sum = checksum(m.sql);
-      const previous = done.get(m.version);
-      if (previous !== undefined) {
-        if (previous !== sum) {
-          throw new MigrationError(`migration ${m.version}_${m.name} was changed after it was applied`);
-        }
-        const missing = await missingTables(tx, m.restores ?? []);
-        if (missing.length > 0) {
-          await tx.unsafe(m.sql);
-          applied.push(`${m.version} (restored ${missing.join(", ")})`);
-        }
-        continue;
+    const byVersion = new Map(migrations.map((m) => [m.version, m]));
+    for (const step of await planSteps(tx, migrations, await appliedChecksums(tx))) {
+      const m = byVersion.get(step.version)!;
+      options.onStepStart?.(step);
+      const started = performance.now();
+      if (step.action !== "record") await tx.unsafe(m.sql);
+      if (step.action !== "restore") {
+        await tx`insert into schema_migrations (version, name, checksum) values (${m.version}, ${m.name}, ${checksum(m.sql)})`;
       }
-      if (!(m.supersededBy && pending.has(m.supersededBy))) await tx.unsafe(m.sql);
-      await tx`insert into schema_migrations (version, name, checksum) values (${m.version}, ${m.name}, ${sum})`;
-      applied.push(m.version);
+      options.onStepDone?.(step, performance.now() - started);
+      applied.push(describe(step));
     }
   });
   return applied;
+}
+
+/** What migrate() would do, without changing anything (`migrate --dry-run`). */
+export async function plannedMigrations(sql: Sql, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationStep[]> {
+  return sql.begin("read only", async (tx) => {
+    const [exists] = await tx<{ ok: boolean }[]>`select to_regclass('schema_migrations') is not null as ok`;
+    return planSteps(tx, migrations, exists?.ok ? await appliedChecksums(tx) : new Map());
+  }) as Promise<MigrationStep[]>;
 }
 
 async function missingTables(tx: postgres.TransactionSql<{}>, tables: readonly string[]): Promise<string[]> {

@@ -43,6 +43,7 @@ export function listen(options: ListenOptions, handler: FetchHandler): Bun.Serve
     if (code === "EACCES") throw new ConfigError(`no permission to listen on ${options.host}:${options.port}`);
     if (code === "EADDRNOTAVAIL") throw new ConfigError(`address ${options.host} is not available on this machine`);
     if (tls) throw new ConfigError(`TLS certificate or key rejected: ${(err as Error).message}`);
-    throw err;
+    // A name that does not resolve (ENOTFOUND), or to an address of another machine (ENOTSUP).
+    throw new ConfigError(`cannot listen on ${options.host}:${options.port} (${code ?? (err as Error).message}): HOST must be an address or name of this machine (0.0.0.0: every interface)`);
   }
 }

@@ -2,25 +2,25 @@
 // Loads a CSV into the configured database (DATABASE_URL, or the embedded one in --data-dir).
 
 import { readFileSync } from "node:fs";
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError, readCommandLine, type Config } from "../config.ts";
 import { openDatabase } from "../db/open.ts";
 import { refreshRollup } from "../db/refresh.ts";
 import type { Logger } from "../log.ts";
 import { loadCsv, LoadError, TABLES } from "./load-csv.ts";
 
-export const LOAD_CSV_USAGE = `usage: product-cost-export load-csv <${Object.keys(TABLES).join("|")}> <file.csv> [--replace] [--data-dir DIR | --database-url URL]`;
+export const LOAD_CSV_USAGE = `usage: product-cost-export load-csv <${Object.keys(TABLES).join("|")}> <file.csv|-> [--replace] (see load-csv --help)`;
 
-/** Splits `TABLE FILE [--replace] [settings flags]`. */
-export function parseLoadCsvArgs(args: readonly string[]): { table: string; file: string; replace: boolean; settings: string[] } {
-  const [table, file, ...rest] = args;
-  if (!table || !file || table.startsWith("-") || file.startsWith("-")) throw new ConfigError(LOAD_CSV_USAGE);
+/** Splits `TABLE FILE [--replace] [settings flags]` and reads the settings load-csv uses. */
+export function parseLoadCsvArgs(args: readonly string[], env: Record<string, string | undefined>) {
+  const line = readCommandLine(args, env, "load-csv", { own: [{ flag: "replace", kind: "bool" }], maxPositional: 2 });
+  const [table, file] = line.positional;
+  if (!table || !file) throw new ConfigError(LOAD_CSV_USAGE);
   if (!(table in TABLES)) throw new ConfigError(`load-csv: unknown table ${JSON.stringify(table)}; ${LOAD_CSV_USAGE}`);
-  return { table, file, replace: rest.includes("--replace"), settings: rest.filter((a) => a !== "--replace") };
+  return { table, file, replace: line.own.get("replace") === "true", config: line.config };
 }
 
-export async function runLoadCsv(args: readonly string[], env: Record<string, string | undefined>, makeLogger: (c: ReturnType<typeof loadConfig>) => Logger): Promise<void> {
-  const { table, file, replace, settings } = parseLoadCsvArgs(args);
-  const config = loadConfig(settings, env);
+export async function runLoadCsv(args: readonly string[], env: Record<string, string | undefined>, makeLogger: (c: Config) => Logger): Promise<void> {
+  const { table, file, replace, config } = parseLoadCsvArgs(args, env);
   if (!config.databaseUrl && !config.dataDir) {
     throw new ConfigError("load-csv needs a database to keep the rows: set DATABASE_URL or --data-dir");
   }

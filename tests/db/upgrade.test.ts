@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
+import { migrate, MIGRATIONS, plannedMigrations } from "../../src/db/migrations.ts";
 import { checkReadiness } from "../../src/db/readiness.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { testApp, type TestApp } from "../support/app.ts";
@@ -141,7 +141,16 @@ describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populate
       const ready = await checkReadiness(service, 2000);
       expect(ready).toMatchObject({ ready: false, problem: { code: "MIGRATIONS_PENDING" } });
 
-      expect(await migrate(admin)).toEqual([`0005 (restored ${table})`]);
+      // --dry-run names the step and changes nothing.
+      const step = { version: "0005", name: "rollup_v2", action: "restore" as const, tables: [table] };
+      expect(await plannedMigrations(admin)).toEqual([step]);
+      expect(await plannedMigrations(admin)).toEqual([step]);
+      const reported: unknown[] = [];
+      expect(await migrate(admin, MIGRATIONS, { onStepStart: (s) => reported.push(["start", s]), onStepDone: (s, ms) => reported.push(["done", s, ms >= 0]) })).toEqual([
+        `0005 (restored ${table})`,
+      ]);
+      expect(reported).toEqual([["start", step], ["done", step, true]]);
+      expect(await plannedMigrations(admin)).toEqual([]);
       // Restored and noted as "everything": exact at once, from the daily rows, then refreshed.
       for (const segment of SEGMENTS) {
         expect(await answer("2024-02-01", "2024-02-29", segment)).toEqual({ status: 200, body: await naiveAnswer(admin, "2024-02-01", "2024-02-29", segment) });

@@ -1,6 +1,7 @@
 // The compiled executable as a black box: copied alone to an empty directory (no
 // node_modules, no sql/, no Bun), started, called over real HTTP, stopped with a signal.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { JANUARY_NORMAL } from "../http/fixture.ts";
 
@@ -20,18 +21,95 @@ function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
 }
 
 describe("the executable's commands", () => {
-  test("--version prints the version and the commit", () => {
-    const r = run(["--version"]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^product-cost-export \d+\.\d+\.\d+ \(commit [0-9a-f]{7,}(-dirty)?\)\n$|^product-cost-export \d+\.\d+\.\d+ \(commit unknown(-dirty)?\)\n$/);
+  test("--version, -v and version print the version and the commit", () => {
+    for (const args of [["--version"], ["-v"], ["version"]]) {
+      const r = run(args);
+      expect([args, r.code, r.stderr]).toEqual([args, 0, ""]);
+      expect(r.stdout).toMatch(/^product-cost-export \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,}|unknown)(-dirty)?\)\n$/);
+    }
   });
 
-  test("--help lists every setting with its variable", () => {
-    const r = run(["--help"]);
-    expect(r.code).toBe(0);
-    for (const name of ["DATABASE_URL", "PRODUCT_COST_API_KEYS", "PRODUCT_COST_API_KEYS_FILE", "HOST", "PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "--port", "--host", "--database-url", "migrate", "serve"]) {
-      expect(r.stdout).toContain(name);
+  test("--help, -h and help show the commands; each command's --help shows its own flags and settings only", () => {
+    const overview = run(["--help"]);
+    expect([overview.code, overview.stderr]).toEqual([0, ""]);
+    for (const name of ["serve", "migrate", "refresh", "load-csv", "generate-key", "hash-key", "systemd-unit", "print-sql", "help", "version"]) {
+      expect(overview.stdout).toContain(`\n  ${name} `);
     }
+    expect(run(["-h"]).stdout).toBe(overview.stdout);
+    expect(run(["help"]).stdout).toBe(overview.stdout);
+
+    const serve = run(["serve", "--help"]).stdout;
+    for (const name of ["DATABASE_URL", "PRODUCT_COST_API_KEYS", "PRODUCT_COST_API_KEYS_FILE", "HOST", "PORT", "TLS_CERT_FILE", "--port", "--host", "--database-url"]) {
+      expect(serve).toContain(name);
+    }
+    const migrate = run(["migrate", "--help"]);
+    expect(run(["help", "migrate"]).stdout).toBe(migrate.stdout);
+    expect(migrate.code).toBe(0);
+    expect(migrate.stdout).toStartWith("Usage: product-cost-export migrate [flags]\n");
+    expect(migrate.stdout).toContain("--dry-run");
+    expect(migrate.stdout).toContain("DATABASE_URL");
+    for (const name of ["--port", "PRODUCT_COST_API_KEYS", "--metrics-enabled", "--rebuild"]) expect(migrate.stdout).not.toContain(name);
+  });
+
+  test.each([
+    [["--host", "a b"], {}, 'product-cost-export: --host must be an IP address or a host name of this machine (0.0.0.0: every interface; 127.0.0.1: this machine only), got "a b"\n'],
+    [["migrate", "--port", "80", "--metrics-enabled", "false"], { DATABASE_URL: "postgres://x/db" }, "product-cost-export: --port is a setting of serve, not of migrate (see migrate --help); --metrics-enabled is a setting of serve, not of migrate (see migrate --help)\n"],
+    [["refresh", "--dry-run"], { DATABASE_URL: "postgres://x/db" }, "product-cost-export: unknown flag --dry-run (see refresh --help)\n"],
+    [["hash-key", "--log-level", "debug", "k"], {}, "product-cost-export: hash-key reads no settings (--log-level is a setting of serve, migrate, refresh, load-csv)\n"],
+    [["help", "frobnicate"], {}, "product-cost-export: unknown command \"frobnicate\" (see --help)\n"],
+    [["print-sql", "everything"], {}, "product-cost-export: print-sql prints one of: read-only-role\n"],
+    [["generate-key", "--label", "two\nlines"], {}, 'product-cost-export: generate-key: --label must be 1 to 64 printable characters on one line, got "two\\nlines"\n'],
+    [["hash-key", "a key with spaces"], {}, "product-cost-export: hash-key: an API key is visible ASCII characters only (no spaces, no other alphabets)\n"],
+  ] as const)("usage error %p: one line, exit 2", (args, env, message) => {
+    const r = run([...args], env as Record<string, string>);
+    expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code: 2, stderr: message, stdout: "" });
+  });
+
+  test("a --host that is no address of this machine is a configuration error (exit 2), found when listening", () => {
+    const r = run(["--host", "nosuchhost.invalid", "--port", "0", "--demo-data"]);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      "product-cost-export: cannot listen on nosuchhost.invalid:0 (ENOTSUP): HOST must be an address or name of this machine (0.0.0.0: every interface)\n",
+    ]);
+  });
+
+  test("generate-key prints a new 256-bit URL-safe key and its key-file line with the label; hash-key agrees", () => {
+    const a = run(["generate-key", "--label", "BI laptop (Ann)"]);
+    const b = run(["generate-key"]);
+    expect([a.code, a.stderr, b.code]).toEqual([0, "", 0]);
+    const [key, line, rest] = a.stdout.split("\n");
+    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(rest).toBe("");
+    expect(line).toBe(`sha256:${createHash("sha256").update(key!).digest("hex")}  # BI laptop (Ann)`);
+    expect(b.stdout.split("\n")[0]).not.toBe(key);
+    expect(b.stdout.split("\n")[1]).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // The same digest from hash-key, given the key as an argument or on stdin.
+    const digest = line!.split(" ")[0] + "\n";
+    expect(run(["hash-key", key!])).toEqual({ code: 0, stdout: digest, stderr: "" });
+    expect(run(["hash-key"], {}, `${key}\n`)).toEqual({ code: 0, stdout: digest, stderr: "" });
+  });
+
+  test("hash-key on a terminal asks for the key without echoing it", () => {
+    // A pseudo-terminal from Python's pty module: what the person would see is read back.
+    const script = [
+      "import os, pty, sys, time",
+      "pid, fd = pty.fork()",
+      `if pid == 0: os.execv(sys.argv[1], [sys.argv[1], "hash-key"])`,
+      "time.sleep(0.5); os.write(fd, b'typed-secret-0123\\r')",
+      "out = b''",
+      "while True:",
+      "    try: chunk = os.read(fd, 1024)",
+      "    except OSError: break",
+      "    if not chunk: break",
+      "    out += chunk",
+      "os.waitpid(pid, 0); sys.stdout.write(out.decode())",
+    ].join("\n");
+    const r = Bun.spawnSync(["python3", "-c", script, bin.path], { env: cleanEnv(), stdout: "pipe", stderr: "pipe" });
+    const screen = r.stdout.toString();
+    expect([r.exitCode, r.stderr.toString()]).toEqual([0, ""]);
+    expect(screen).toContain("API key (not shown): ");
+    expect(screen).not.toContain("typed-secret-0123");
+    expect(screen).toContain(`sha256:${createHash("sha256").update("typed-secret-0123").digest("hex")}`);
   });
 
   test.each([
@@ -57,6 +135,9 @@ describe("the executable's commands", () => {
     const lines = first.stdout.trim().split("\n").map((l) => JSON.parse(l));
     expect(lines.find((l) => l.msg === "migrations applied")).toMatchObject({ level: "info", applied: [] });
     expect(lines.find((l) => l.msg === "refreshed")).toMatchObject({ level: "info" });
+    const dry = run(["migrate", "--dry-run"], database);
+    expect([dry.code, dry.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ level: "info", msg: "nothing to migrate", pending: 0 });
   });
 });
 

@@ -4,7 +4,7 @@
 // bad configuration stopping the start with one line and exit code 2.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Sql } from "../../src/db/client.ts";
@@ -397,6 +397,15 @@ describe("health routes and logs", () => {
     }
   });
 
+  test("SIGTERM while the database is down: exit 0 at once, not after the pool's 5 s grace", async () => {
+    // The start-up readiness check is still retrying a database that refuses connections.
+    const server = await startBinary(bin.path, { ...NO_DATABASE }, [], bin.dir);
+    const started = performance.now();
+    expect(await server.stop()).toBe(0);
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(server.lines.at(-1)).toMatchObject({ msg: "stopped" });
+  });
+
   test("LOG_LEVEL=warn drops the info lines (requests that went well, start, stop) and keeps warnings and errors", async () => {
     // No line carries the URL at this level, so the port is chosen here.
     const port = freePort();
@@ -436,10 +445,10 @@ describe("systemd", () => {
     return r.stdout;
   };
 
-  test("systemd-unit prints a hardened unit for this executable", () => {
+  test("systemd-unit prints a hardened unit that starts /usr/local/bin/product-cost-export, or --exec-path", () => {
     const lines = unitText().split("\n");
     for (const line of [
-      `ExecStart=${bin.path} serve`,
+      "ExecStart=/usr/local/bin/product-cost-export serve",
       "ExecReload=/bin/kill -HUP $MAINPID",
       "EnvironmentFile=/etc/product-cost-export/env",
       "LoadCredential=product-cost-api-keys:/etc/product-cost-export/api-keys",
@@ -458,7 +467,7 @@ describe("systemd", () => {
   test("systemd-unit refresh prints the refresh as a sandboxed oneshot with its own database URL, and refresh-timer its timer", () => {
     const service = unitText().split("\n");
     const refresh = unitText("refresh").split("\n");
-    for (const line of [`ExecStart=${bin.path} refresh`, "Type=oneshot", "EnvironmentFile=/etc/product-cost-export/refresh.env", "CapabilityBoundingSet="]) {
+    for (const line of ["ExecStart=/usr/local/bin/product-cost-export refresh", "Type=oneshot", "EnvironmentFile=/etc/product-cost-export/refresh.env", "CapabilityBoundingSet="]) {
       expect(refresh).toContain(line);
     }
     // The same sandbox as the service.
@@ -479,7 +488,10 @@ describe("systemd", () => {
   test.skipIf(!Bun.which("systemd-analyze"))("systemd-analyze verifies the units and rates the services' exposure 2 or better (skipped where systemd-analyze is not installed)", () => {
     for (const [kind, file] of [["service", "product-cost-export.service"], ["refresh", "product-cost-export-refresh.service"], ["refresh-timer", "product-cost-export-refresh.timer"]] as const) {
       const unit = join(work, file);
-      writeFileSync(unit, unitText(kind));
+      // verify checks that ExecStart= exists: this copy of the executable.
+      const text = run(["systemd-unit", kind, "--exec-path", bin.path]);
+      expect([text.code, text.stderr]).toEqual([0, ""]);
+      writeFileSync(unit, text.stdout);
       // The timer names its service: verify looks for it beside the timer.
       const verify = Bun.spawnSync(["systemd-analyze", "verify", unit], { stdout: "pipe", stderr: "pipe", cwd: work });
       // verify exits 0 even for unknown keys or bad values, which it only reports on stderr.
@@ -491,13 +503,29 @@ describe("systemd", () => {
     }
   });
 
-  test("systemd-unit takes no flags (settings belong in the environment file)", () => {
+  test("systemd-unit takes --exec-path and no settings (they belong in the environment file)", () => {
+    expect(run(["systemd-unit", "refresh", "--exec-path", "/opt/pce/product-cost-export"]).stdout.split("\n")).toContain("ExecStart=/opt/pce/product-cost-export refresh");
     expect(run(["systemd-unit", "--port", "80"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: "product-cost-export: systemd-unit takes no flags: settings go in /etc/product-cost-export/env\n",
+      stderr: "product-cost-export: systemd-unit reads no settings (--port is a setting of serve)\n",
+    });
+    expect(run(["systemd-unit", "--exec-path", "bin/product-cost-export"])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'product-cost-export: systemd-unit: --exec-path must be an absolute path without spaces, got "bin/product-cost-export"\n',
     });
   });
+
+  test("systemd-unit warns when the executable lives under /root or /home, which the unit hides", () => {
+    const r = run(["systemd-unit", "--exec-path", "/home/ann/product-cost-export"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split("\n")).toContain("ExecStart=/home/ann/product-cost-export serve");
+    expect(r.stderr).toBe(
+      "product-cost-export: warning: /home/ann/product-cost-export is under /root or /home, which the unit hides (ProtectHome=yes): install the executable as /usr/local/bin/product-cost-export and use that path\n",
+    );
+  });
+
 });
 
 // Holding a request in flight needs a second session on the same database that can lock
@@ -617,11 +645,15 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
       }
     });
 
-    test("the role made by sql/roles/read-only-role.sql serves the API and /readyz, and cannot write", async () => {
+    test("the role made by `print-sql read-only-role | psql` serves the API and /readyz, and cannot write", async () => {
       const KEY = "read-only-role-key-5a0c";
       const role = `pce_ro_${process.pid}`;
       const db = await testDatabase();
-      const psql = Bun.spawnSync(["psql", "-X", "-q", db.url, "-v", `role=${role}`, "-v", "password=ro-secret-1", "-f", READ_ONLY_ROLE_SQL], {
+      // As the README says: the executable prints the script (it travels without sql/).
+      const script = run(["print-sql", "read-only-role"]);
+      expect([script.code, script.stdout]).toEqual([0, readFileSync(READ_ONLY_ROLE_SQL, "utf8")]);
+      const psql = Bun.spawnSync(["psql", "-X", "-q", db.url, "-v", `role=${role}`, "-v", "password=ro-secret-1"], {
+        stdin: Buffer.from(script.stdout),
         stdout: "pipe",
         stderr: "pipe",
       });

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, SETTINGS, helpText, loadConfig, type Config, type SettingSpec } from "../../src/config.ts";
+import { commandHelp, commandNamed, COMMANDS, overviewHelp } from "../../src/cli/commands.ts";
+import { ConfigError, readCommandLine, SETTINGS, loadConfig, type Config, type SettingSpec } from "../../src/config.ts";
 
 const work = mkdtempSync(join(tmpdir(), "pce-config-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -30,6 +31,7 @@ function samples(s: SettingSpec): [string, string] {
     case "string":
       if (s.env === "DATABASE_URL") return ["postgres://env-host/db", "postgres://flag-host/db"];
       if (s.env === "DATABASE_URL_FILE") return [fileWith("env-url", "postgres://env-host/db\n"), fileWith("flag-url", "postgres://flag-host/db")];
+      if (s.env === "HOST") return ["env-host.internal", "127.0.0.2"];
       return ["/from/env", "/from/flag"];
   }
 }
@@ -159,20 +161,84 @@ describe("bad configuration", () => {
   });
 });
 
-describe("--help", () => {
-  test("lists every setting with its flag, variable and default", () => {
-    const help = helpText();
-    for (const s of SETTINGS) {
-      const flag = s.flag ? `--${s.flag}` : "(environment only)";
-      const line = help.split("\n").find((l) => l.trimStart().startsWith(flag + " ") && l.includes(` ${s.env} `));
-      expect([s.env, line?.trimEnd().endsWith(`default: ${s.default ?? "unset"}`)]).toEqual([s.env, true]);
+describe("help", () => {
+  test("each command's help lists exactly the settings it reads, with flag, variable and default", () => {
+    for (const command of COMMANDS.filter((c) => c.settings)) {
+      const help = commandHelp(command).split("\n");
+      for (const s of SETTINGS) {
+        const flag = s.flag ? `--${s.flag}` : "(environment only)";
+        const line = help.find((l) => l.trimStart().startsWith(flag + " ") && l.includes(` ${s.env} `));
+        const expected = s.commands.includes(command.settings!) ? `default: ${s.default ?? "unset"}` : undefined;
+        expect([command.name, s.env, line?.trimEnd().match(/default: \S+$/)?.[0]]).toEqual([command.name, s.env, expected]);
+      }
     }
   });
 
-  test("names every command, the signals and the exit codes", () => {
-    const help = helpText();
-    for (const word of ["serve", "migrate", "hash-key", "systemd-unit", "--version", "SIGHUP", "SIGTERM", "Exit codes"]) {
-      expect(help).toContain(word);
+  test("a command that reads no settings says so, and shows only its own flags", () => {
+    const help = commandHelp(commandNamed("generate-key")!);
+    expect(help).toContain("--label <name>");
+    expect(help).toContain("It reads no settings.");
+    expect(help).not.toContain("DATABASE_URL");
+  });
+
+  test("load-csv's help lists the columns of each table", () => {
+    const help = commandHelp(commandNamed("load-csv")!);
+    expect(help).toContain("  products: product_id, erp_product_id, erp_sku, product_name, is_sample (key: product_id; required: product_id)");
+    expect(help).toContain(
+      "  product_daily_costs: product_id, cost_date, purchase_cost_usd, inbound_freight_usd, shipping_to_customer_usd, warehouse_fees_usd (key: product_id, cost_date; required: product_id, cost_date)",
+    );
+  });
+
+  test("the overview names every command, and the exit codes", () => {
+    const help = overviewHelp();
+    for (const c of COMMANDS) expect(help).toContain(`\n  ${c.name} `);
+    expect(help).toContain("Exit codes: 0 done (or stopped cleanly), 1 unexpected failure, 2 bad configuration or usage");
+  });
+});
+
+describe("settings belong to commands", () => {
+  test("migrate refuses a setting of serve, and names whose it is", () => {
+    expect(() => readCommandLine(["--port", "80"], {}, "migrate")).toThrow(
+      new ConfigError("--port is a setting of serve, not of migrate (see migrate --help)"),
+    );
+  });
+
+  test("a variable of another command is ignored, even when it would be invalid there", () => {
+    const config = readCommandLine([], { PORT: "not-a-port", DATABASE_URL: "postgres://h/db" }, "migrate").config;
+    expect(config.port).toBe(8080);
+    expect(config.databaseUrl).toBe("postgres://h/db");
+  });
+
+  test("a command's own flags and positional arguments come back apart from its settings", () => {
+    const line = readCommandLine(["products", "--replace=false", "f.csv", "--log-level", "warn"], {}, "load-csv", {
+      own: [{ flag: "replace", kind: "bool" }],
+      maxPositional: 2,
+    });
+    expect([line.positional, [...line.own], line.config.logLevel]).toEqual([["products", "f.csv"], [["replace", "false"]], "warn"]);
+  });
+
+  test.each([
+    ["--replace=maybe", '--replace must be true or false, got "maybe"'],
+    ["one two three", 'unexpected argument "three"'],
+  ])("%s is refused: %s", (args, message) => {
+    expect(() => readCommandLine(args.split(" "), {}, "load-csv", { own: [{ flag: "replace", kind: "bool" }], maxPositional: 2 })).toThrow(
+      new ConfigError(message),
+    );
+  });
+});
+
+describe("the listen address", () => {
+  test.each(["0.0.0.0", "127.0.0.1", "::", "::1", "[::1]", "localhost", "api.internal.example", "host-1"])("%s is accepted", (host) => {
+    expect(loadConfig(["--host", host], {}).host).toBe(host);
+  });
+  test.each(["a b", "999.1.1.1", "exa_mple", "-x", "[::1", "host:80", ""])("%p is a configuration error", (host) => {
+    if (host === "") {
+      // An empty value means "not set": the default.
+      expect(loadConfig([], { HOST: "" }).host).toBe("0.0.0.0");
+      return;
     }
+    expect(() => loadConfig([`--host=${host}`], {})).toThrow(
+      new ConfigError(`--host must be an IP address or a host name of this machine (0.0.0.0: every interface; 127.0.0.1: this machine only), got ${JSON.stringify(host)}`),
+    );
   });
 });

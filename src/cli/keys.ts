@@ -1,0 +1,69 @@
+// `generate-key` and `hash-key`: making a key and the line of the key file that holds only
+// its digest, so that the service's host never needs the key itself.
+
+import { randomBytes } from "node:crypto";
+import { KEY_CHARACTERS, sha256Hex } from "../auth/api-keys.ts";
+import { ConfigError } from "../config.ts";
+
+/** 32 bytes from the operating system's CSPRNG, base64url: 43 URL-safe characters, 256 bits. */
+export function newApiKey(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** A label fits on the key file's line: printable, one line, not too long for a log field. */
+export function checkLabel(label: string): string {
+  const trimmed = label.trim();
+  if (!trimmed || trimmed.length > 64 || /[\x00-\x1f\x7f]/.test(trimmed)) {
+    throw new ConfigError(`generate-key: --label must be 1 to 64 printable characters on one line, got ${JSON.stringify(label)}`);
+  }
+  return trimmed;
+}
+
+/** The key file's line for a key: its digest, and the label as an inline comment. */
+export function keyFileLine(key: string, label?: string): string {
+  return `sha256:${sha256Hex(key)}${label ? `  # ${label}` : ""}`;
+}
+
+/** Reads a line from the terminal without showing it (raw mode: no echo); Ctrl-C aborts. */
+export async function promptHidden(prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  process.stderr.write(prompt);
+  stdin.setRawMode(true);
+  stdin.resume();
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      let typed = "";
+      const onData = (chunk: Buffer) => {
+        for (const ch of chunk.toString("utf8")) {
+          if (ch === "\r" || ch === "\n" || (ch === "\x04" && typed === "")) {
+            stdin.off("data", onData);
+            return resolve(typed);
+          }
+          if (ch === "\x03") {
+            stdin.off("data", onData);
+            return reject(new ConfigError("hash-key: interrupted"));
+          }
+          if (ch === "\x7f" || ch === "\b") typed = typed.slice(0, -1);
+          else typed += ch;
+        }
+      };
+      stdin.on("data", onData);
+    });
+  } finally {
+    stdin.setRawMode(false);
+    stdin.pause();
+    process.stderr.write("\n");
+  }
+}
+
+/** The key to hash: the argument, else the terminal (asked without echo), else stdin's first line. */
+export async function keyToHash(argument: string | undefined): Promise<string> {
+  let key: string;
+  if (argument !== undefined) key = argument;
+  else if (process.stdin.isTTY) key = await promptHidden("API key (not shown): ");
+  else key = (await Bun.stdin.text()).replace(/\r?\n$/, "");
+  key = key.trim();
+  if (!key) throw new ConfigError('hash-key: no key given (usage: product-cost-export hash-key, then type it; or printf %s "$KEY" | product-cost-export hash-key)');
+  if (!KEY_CHARACTERS.test(key)) throw new ConfigError("hash-key: an API key is visible ASCII characters only (no spaces, no other alphabets)");
+  return key;
+}
