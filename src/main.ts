@@ -11,9 +11,9 @@ import { migrate, plannedMigrations } from "./db/migrations.ts";
 import { openDatabase } from "./db/open.ts";
 import { databaseProblem } from "./db/problems.ts";
 import { checkReadiness } from "./db/readiness.ts";
-import { refreshRollup } from "./db/refresh.ts";
 import type { Database } from "./db/database.ts";
-import { heartbeat, progressLines } from "./progress.ts";
+import { heartbeat } from "./progress.ts";
+import { refreshWithProgress } from "./db/refresh-progress.ts";
 import { createAdmission } from "./http/admission.ts";
 import { createApp } from "./http/app.ts";
 import { createHandler } from "./http/handler.ts";
@@ -120,13 +120,6 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   if (stopping) return;
   if (ready.ready) logger.info("database ready", { database: db.description });
   else logger.error("database not ready", { problem: ready.problem.code, cause: ready.problem.cause, fix: ready.problem.fix });
-}
-
-/** Folds the change log in, with progress lines; the report for the log. */
-async function refreshWithProgress(command: string, sql: Database["sql"], options: { rebuild?: boolean } = {}) {
-  const lines = progressLines(command);
-  const steps = { totals: "adding up daily rows into totals to date", answers: "rendering the answers of calendar periods" } as const;
-  return refreshRollup(sql, { ...options, onProgress: (p) => lines.report(steps[p.step], p.done, p.total) });
 }
 
 async function runMigrate(config: Config, logger: Logger, options: { dryRun: boolean }): Promise<void> {

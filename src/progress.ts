@@ -1,26 +1,63 @@
 // Progress of a long command (migrate, refresh, load-csv) on stderr, for the person or the
-// journal watching it: a plain line at most every two seconds per step, with the share done
-// and an estimate of the time left, and always the line that finishes a step.
+// journal watching it. Not on a terminal: a plain line at most every two seconds per step,
+// with the share done and an estimate of the time left, and always the line that finishes
+// a step. On a terminal: one line rewritten in place (a live bar), several times a second.
 
 export interface Progress {
-  /** Reports that `done` of `total` units of `step` are done. */
-  report(step: string, done: number, total: number): void;
+  /**
+   * Reports that `done` of `total` units of `step` are done (`total` undefined: not known,
+   * as for stdin). `detail` is added to the line (rows so far, for instance).
+   */
+  report(step: string, done: number, total: number | undefined, detail?: string): void;
+  /** Ends the live line on a terminal (a no-op otherwise). */
+  finish(): void;
 }
 
-export function progressLines(command: string, write: (line: string) => void = (l) => process.stderr.write(l + "\n"), everyMs = 2000): Progress {
+export interface ProgressOptions {
+  write?: (text: string) => void;
+  /** A terminal: rewrite one line in place. Default: whether stderr is a terminal. */
+  live?: boolean;
+  everyMs?: number;
+  /** How `done` and `total` are shown (bytes as MB, for instance). */
+  unit?: (n: number) => string;
+}
+
+const BAR_WIDTH = 24;
+
+export function progressLines(command: string, options: ProgressOptions = {}): Progress {
+  const write = options.write ?? ((text: string) => process.stderr.write(text));
+  const live = options.live ?? Boolean(process.stderr.isTTY);
+  const everyMs = options.everyMs ?? (live ? 200 : 2000);
+  const unit = options.unit ?? String;
   const started = new Map<string, number>();
-  let lastLine = 0;
+  let lastLine = performance.now(); // the first line after everyMs, or when a step ends
+  let open = false; // a live line is on the screen, not yet ended
   return {
-    report(step, done, total) {
+    report(step, done, total, detail) {
       const now = performance.now();
       if (!started.has(step)) started.set(step, now);
-      const finished = done >= total;
+      const finished = total !== undefined && done >= total;
       if (!finished && now - lastLine < everyMs) return;
       lastLine = now;
       const elapsed = (now - started.get(step)!) / 1000;
-      const percent = total > 0 ? Math.floor((done / total) * 100) : 100;
-      const left = done > 0 && !finished ? `, about ${Math.ceil((elapsed / done) * (total - done))} s left` : "";
-      write(`${command}: ${step}: ${percent}% (${done} of ${total}) in ${elapsed.toFixed(1)} s${left}`);
+      let text: string;
+      if (total === undefined) {
+        text = `${command}: ${step}: ${unit(done)} in ${elapsed.toFixed(1)} s`;
+      } else {
+        const share = total > 0 ? Math.min(done / total, 1) : 1;
+        const left = done > 0 && !finished ? `, about ${Math.ceil((elapsed / done) * (total - done))} s left` : "";
+        const bar = live ? `[${"#".repeat(Math.round(share * BAR_WIDTH)).padEnd(BAR_WIDTH, ".")}] ` : "";
+        text = `${command}: ${step}: ${bar}${Math.floor(share * 100)}% (${unit(done)} of ${unit(total)}) in ${elapsed.toFixed(1)} s${left}`;
+      }
+      if (detail) text += `, ${detail}`;
+      if (!live) return write(text + "\n");
+      // \r and "erase to the end of the line": the new text replaces the old.
+      write(`\r\x1b[K${text}${finished ? "\n" : ""}`);
+      open = !finished;
+    },
+    finish() {
+      if (open) write("\n");
+      open = false;
     },
   };
 }
@@ -33,4 +70,9 @@ export function heartbeat(command: string, step: string, write: (line: string) =
   const started = performance.now();
   const timer = setInterval(() => write(`${command}: ${step}: still running after ${Math.round((performance.now() - started) / 1000)} s`), everyMs);
   return () => clearInterval(timer);
+}
+
+/** Bytes as the progress line shows them. */
+export function megabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
 }

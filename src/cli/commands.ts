@@ -61,7 +61,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       "Columns:",
       ...tableColumns,
       "All or nothing: the whole file loads in one transaction; on an error nothing changes and",
-      "the error names the record. Rows already there (same key) are updated.",
+      "the error names the line and the column. Rows already there (same key) are updated.",
+      "Progress on stderr; a summary line (rows inserted and updated, duration) on stdout.",
     ],
   },
   {

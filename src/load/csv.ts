@@ -1,62 +1,169 @@
-// A small RFC 4180 CSV reader: fields separated by commas, optionally quoted with "",
-// a doubled "" inside quotes is one quote, records end at CRLF or LF (also inside
-// nothing else). Returns records as arrays of strings; `quoted` tells an empty quoted
-// field ("") from an empty unquoted one, so the loader can read the latter as null.
+// An RFC 4180 CSV reader that takes its text in pieces, so a file of any size is read with
+// bounded memory: fields separated by commas, optionally quoted with "", a doubled "" inside
+// quotes is one quote, records end at CRLF, LF or CR (also inside nothing else). Each record
+// carries the line it starts on, for error messages. `quoted` tells an empty quoted field
+// ("") from an empty unquoted one, so the loader can read the latter as null.
 
 export interface CsvField {
   value: string;
   quoted: boolean;
 }
 
-export class CsvError extends Error {}
+export interface CsvRecord {
+  fields: CsvField[];
+  /** The (1-based) line of the file the record starts on. */
+  line: number;
+}
 
-export function* parseCsv(text: string): Generator<CsvField[]> {
-  let i = 0;
-  const n = text.length;
-  if (text.charCodeAt(0) === 0xfeff) i = 1; // byte order mark from spreadsheet exports
-  while (i < n) {
-    const record: CsvField[] = [];
-    for (;;) {
-      let value = "";
-      let quoted = false;
-      if (text[i] === '"') {
-        quoted = true;
-        i++;
-        for (;;) {
-          if (i >= n) throw new CsvError("unterminated quoted field");
-          const c = text[i]!;
-          if (c === '"') {
-            if (text[i + 1] === '"') {
-              value += '"';
-              i += 2;
-              continue;
-            }
+export class CsvError extends Error {
+  constructor(
+    message: string,
+    readonly line: number,
+  ) {
+    super(message);
+  }
+}
+
+type State = "start" | "plain" | "quoted" | "quote" | "cr";
+
+const COMMA = 44;
+const QUOTE = 34;
+const LF = 10;
+const CR = 13;
+
+export class CsvReader {
+  private state: State = "start";
+  private value = ""; // the current field's text from earlier pieces
+  private quoted = false;
+  private fields: CsvField[] = [];
+  private line = 1;
+  private recordLine = 1;
+  private fieldLine = 1;
+  private first = true;
+  private afterCr = false; // inside quotes: the previous character was a CR
+
+  /** The records completed by this piece of text. */
+  push(text: string): CsvRecord[] {
+    const out: CsvRecord[] = [];
+    let i = 0;
+    if (this.first && text.length > 0) {
+      this.first = false;
+      if (text.charCodeAt(0) === 0xfeff) i = 1; // byte order mark from spreadsheet exports
+    }
+    const n = text.length;
+    let start = i; // where the unsaved part of the current field begins
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      switch (this.state) {
+        case "cr":
+          this.state = "start";
+          if (c === LF) {
+            this.line++;
             i++;
-            break;
+            start = i;
+            continue;
           }
-          value += c;
+          this.line++; // a lone CR ended the line
+          continue; // read c again at the start of a record
+        case "start":
+          if (this.fields.length === 0) this.recordLine = this.line;
+          this.fieldLine = this.line;
+          if (c === QUOTE) {
+            this.quoted = true;
+            this.afterCr = false;
+            this.state = "quoted";
+            start = i + 1;
+          } else if (c === COMMA || c === LF || c === CR) {
+            this.endField("", c, out);
+            start = i + 1;
+          } else {
+            this.state = "plain";
+            start = i;
+          }
           i++;
-        }
-        if (i < n && text[i] !== "," && text[i] !== "\n" && text[i] !== "\r") {
-          throw new CsvError("a quoted field must be followed by a comma or the end of the line");
-        }
-      } else {
-        const start = i;
-        while (i < n && text[i] !== "," && text[i] !== "\n" && text[i] !== "\r") i++;
-        value = text.slice(start, i);
-        if (value.includes('"')) throw new CsvError('a quote inside an unquoted field (quote the whole field and double the ")');
+          continue;
+        case "plain":
+          if (c === COMMA || c === LF || c === CR) {
+            this.endField(this.value + text.slice(start, i), c, out);
+            start = i + 1;
+          } else if (c === QUOTE) {
+            throw new CsvError('a quote inside an unquoted field (quote the whole field and double the ")', this.line);
+          }
+          i++;
+          continue;
+        case "quoted":
+          if (c === QUOTE) {
+            this.value += text.slice(start, i);
+            this.state = "quote";
+          } else if (c === CR || (c === LF && !this.afterCr)) this.line++; // CRLF is one line break
+          this.afterCr = c === CR;
+          i++;
+          continue;
+        case "quote":
+          if (c === QUOTE) {
+            this.value += '"'; // a doubled quote
+            this.afterCr = false;
+            this.state = "quoted";
+            start = i + 1;
+          } else if (c === COMMA || c === LF || c === CR) {
+            this.endField(this.value, c, out);
+            start = i + 1;
+          } else {
+            throw new CsvError("a quoted field must be followed by a comma or the end of the line", this.line);
+          }
+          i++;
+          continue;
       }
-      record.push({ value, quoted });
-      if (text[i] === ",") {
-        i++;
-        continue;
-      }
-      if (text[i] === "\r") i++;
-      if (text[i] === "\n") i++;
-      break;
+    }
+    // Keep the unfinished field's text for the next piece.
+    if (this.state === "plain" || this.state === "quoted") this.value += text.slice(start, n);
+    return out;
+  }
+
+  /** The last record, if the text did not end with a line break; checks nothing is left open. */
+  end(): CsvRecord[] {
+    const out: CsvRecord[] = [];
+    switch (this.state) {
+      case "quoted":
+        throw new CsvError("unterminated quoted field", this.fieldLine);
+      case "plain":
+      case "quote":
+        this.endField(this.value, LF, out);
+        break;
+      case "start":
+        if (this.fields.length > 0) this.endField("", LF, out); // "a," at the very end
+        break;
+      case "cr":
+        break;
+    }
+    this.state = "start";
+    return out;
+  }
+
+  /** Ends a field with `value`, and the record too when `by` is a line break. */
+  private endField(value: string, by: number, out: CsvRecord[]): void {
+    this.fields.push({ value, quoted: this.quoted });
+    this.value = "";
+    this.quoted = false;
+    if (by === COMMA) {
+      this.state = "start";
+      return;
+    }
+    const fields = this.fields;
+    this.fields = [];
+    if (by === CR) this.state = "cr";
+    else {
+      this.state = "start";
+      this.line++;
     }
     // A blank line is no record.
-    if (record.length === 1 && record[0]!.value === "" && !record[0]!.quoted) continue;
-    yield record;
+    if (fields.length === 1 && fields[0]!.value === "" && !fields[0]!.quoted) return;
+    out.push({ fields, line: this.recordLine });
   }
+}
+
+/** Every record of a whole text (for tests and small inputs). */
+export function parseCsv(text: string): CsvRecord[] {
+  const reader = new CsvReader();
+  return [...reader.push(text), ...reader.end()];
 }

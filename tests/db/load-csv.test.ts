@@ -14,8 +14,8 @@ describeBackends("load-csv on $name", (backend) => {
   });
 
   test("loads products with columns in any order, empty cell = null, quoted empty = empty text", async () => {
-    const n = await loadCsv(db.admin, "products", 'erp_sku,product_id,product_name,is_sample,erp_product_id\r\nA-1,1,"Lamp, ""big""",false,9223372036854775807\r\n,2,"",true,\r\n', { replace: true });
-    expect(n).toBe(2);
+    const report = await loadCsv(db.admin, "products", 'erp_sku,product_id,product_name,is_sample,erp_product_id\r\nA-1,1,"Lamp, ""big""",false,9223372036854775807\r\n,2,"",true,\r\n', { replace: true });
+    expect(report).toEqual({ rows: 2, inserted: 2, updated: 0 });
     expect(await db.admin`select product_id, erp_product_id, erp_sku, product_name, is_sample from products order by 1`).toEqual([
       { product_id: "1", erp_product_id: "9223372036854775807", erp_sku: "A-1", product_name: 'Lamp, "big"', is_sample: false },
       { product_id: "2", erp_product_id: null, erp_sku: null, product_name: "", is_sample: true },
@@ -24,7 +24,12 @@ describeBackends("load-csv on $name", (backend) => {
 
   test("daily costs keep exact decimals and nulls, and a second load upserts by key", async () => {
     await loadCsv(db.admin, "product_daily_costs", "product_id,cost_date,purchase_cost_usd,warehouse_fees_usd\n1,2024-01-01,99999999999999.999999,\n1,2024-01-02,0,0.000001\n", { replace: false });
-    await loadCsv(db.admin, "product_daily_costs", "product_id,cost_date,purchase_cost_usd\n1,2024-01-02,5.5\n", { replace: false });
+    expect(await loadCsv(db.admin, "product_daily_costs", "product_id,cost_date,purchase_cost_usd\n1,2024-01-02,5.5\n1,2024-01-03,1\n", { replace: false })).toEqual({
+      rows: 2,
+      inserted: 1,
+      updated: 1,
+    });
+    await db.admin`delete from product_daily_costs where cost_date = '2024-01-03'`;
     expect(await db.admin`select cost_date::text, purchase_cost_usd, warehouse_fees_usd from product_daily_costs order by 1`).toEqual([
       { cost_date: "2024-01-01", purchase_cost_usd: "99999999999999.999999", warehouse_fees_usd: null },
       { cost_date: "2024-01-02", purchase_cost_usd: "5.500000", warehouse_fees_usd: "0.000001" },
@@ -32,9 +37,11 @@ describeBackends("load-csv on $name", (backend) => {
   });
 
   test.each([
-    ["an unknown column", "product_id,colour\n1,red\n", 'unknown column "colour" for products (columns: product_id, erp_product_id, erp_sku, product_name, is_sample)'],
-    ["no key column", "erp_sku\nA\n", "the header lacks the column product_id"],
-    ["a short record", "product_id,erp_sku\n3,A\n4\n", "record 2: 1 fields, the header has 2"],
+    ["an unknown column", "product_id,colour\n1,red\n", 'line 1: unknown column "colour" for products (columns: product_id, erp_product_id, erp_sku, product_name, is_sample)'],
+    ["no key column", "erp_sku\nA\n", "line 1: the header lacks the column product_id"],
+    ["a short record", "product_id,erp_sku\n3,A\n4\n", "line 3: 1 fields, the header has 2"],
+    ["an open quote", 'product_id,erp_sku\n3,A\n4,"B\n5,C\n', "line 3: unterminated quoted field"],
+    ["an empty file", "", "the file is empty (expected a header line)"],
   ])("refuses %s and changes nothing", async (_, text, message) => {
     const before = await db.admin`select count(*)::int as n from products`;
     const error = await loadCsv(db.admin, "products", text, { replace: true }).catch((e) => e);
@@ -43,10 +50,43 @@ describeBackends("load-csv on $name", (backend) => {
     expect(await db.admin`select count(*)::int as n from products`).toEqual(before);
   });
 
-  test("a value PostgreSQL rejects rolls the whole file back", async () => {
-    const error = await loadCsv(db.admin, "product_daily_costs", "product_id,cost_date\n1,2024-02-01\n1,2024-02-31\n", { replace: false }).catch((e) => e);
+  /** 23 rows of daily costs for product 1 in February (lines 2..24), one of them replaced by `bad` at `line`. */
+  function februaryWith(line: number, bad: string): string {
+    const rows = Array.from({ length: 23 }, (_, i) => `1,2024-02-${String(i + 1).padStart(2, "0")},1.5,2`);
+    rows[line - 2] = bad;
+    return "product_id,cost_date,purchase_cost_usd,warehouse_fees_usd\n" + rows.join("\n") + "\n";
+  }
+
+  test.each([
+    [17, "1,2024-02-31,1,1", 'line 17, column cost_date: date/time field value out of range: "2024-02-31"'],
+    [2, "1,2024-02-01,12.5x,1", 'line 2, column purchase_cost_usd: invalid input syntax for type numeric: "12.5x"'],
+    [24, "1,2024-02-23,1,123456789012345678", "line 24, column warehouse_fees_usd: numeric field overflow"],
+    [9, "777,2024-02-08,1,1", 'line 9, column product_id: insert or update on table "product_daily_costs" violates foreign key constraint "product_daily_costs_product_id_fkey"'],
+    [13, ",2024-02-12,1,1", 'line 13, column product_id: null value in column "product_id" of relation "product_daily_costs" violates not-null constraint'],
+  ])("a value PostgreSQL rejects on line %d is named by line and column, in batches of 5, and the whole file rolls back", async (line, bad, message) => {
+    const error = await loadCsv(db.admin, "product_daily_costs", februaryWith(line, bad), { replace: false, batchSize: 5 }).catch((e) => e);
     expect(error).toBeInstanceOf(LoadError);
-    expect(error.message).toStartWith("records 1-2: ");
+    expect(error.message).toBe(message);
     expect(await db.admin`select count(*)::int as n from product_daily_costs where cost_date >= '2024-02-01'`).toEqual([{ n: 0 }] as never);
+  });
+
+  test("a key twice in one file: the later line wins, as line by line", async () => {
+    const text = "product_id,erp_sku\n9,first\n10,x\n9,second\n";
+    expect(await loadCsv(db.admin, "products", text, { replace: false })).toEqual({ rows: 3, inserted: 2, updated: 1 });
+    expect(await db.admin`select erp_sku from products where product_id = 9`).toEqual([{ erp_sku: "second" }] as never);
+    await db.admin`delete from products where product_id in (9, 10)`;
+  });
+
+  test("pieces of any size read the same as the whole text", async () => {
+    const text = 'product_id,product_name\r\n21,"two\r\nlines"\r\n22,"a, ""b"""\r\n';
+    async function* pieces() {
+      for (let i = 0; i < text.length; i += 3) yield text.slice(i, i + 3);
+    }
+    expect(await loadCsv(db.admin, "products", pieces(), { replace: false })).toEqual({ rows: 2, inserted: 2, updated: 0 });
+    expect(await db.admin`select product_id, product_name from products where product_id >= 21 order by 1`).toEqual([
+      { product_id: "21", product_name: "two\r\nlines" },
+      { product_id: "22", product_name: 'a, "b"' },
+    ] as never);
+    await db.admin`delete from products where product_id >= 21`;
   });
 });

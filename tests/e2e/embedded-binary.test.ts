@@ -1,7 +1,7 @@
 // The executable with no database server: embedded demo data in memory, and an operator's
 // own data in a --data-dir loaded with load-csv, migrated, served and restarted.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -15,8 +15,8 @@ beforeAll(() => {
   bin = isolatedBinary();
 });
 
-function run(args: string[], env: Record<string, string> = {}) {
-  const r = Bun.spawnSync([bin.path, ...args], { env: cleanEnv(env), cwd: bin.dir, stdin: "ignore" });
+function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
+  const r = Bun.spawnSync([bin.path, ...args], { env: cleanEnv(env), cwd: bin.dir, stdin: stdin === undefined ? "ignore" : Buffer.from(stdin) });
   return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 
@@ -135,25 +135,41 @@ describe("an operator's data in --data-dir", () => {
     expect(run(["migrate", "--data-dir", dataDir]).code).toBe(0);
   });
 
-  test("load-csv loads both contract tables", () => {
+  test("load-csv loads both contract tables, from a file or stdin (-), with progress on stderr and a summary", () => {
     const p = run(["load-csv", "products", files.products, "--data-dir", dataDir]);
     expect(p.code).toBe(0);
-    expect(JSON.parse(p.stdout.trim())).toMatchObject({ msg: "csv loaded", table: "products", rows: 8 });
-    const d = run(["load-csv", "product_daily_costs", files.daily], { DATA_DIR: dataDir });
+    expect(JSON.parse(p.stdout.trim())).toMatchObject({ msg: "csv loaded", table: "products", rows: 8, inserted: 8, updated: 0 });
+    // Not a terminal: plain lines, the last one at 100 % with the rows.
+    expect(p.stderr).toMatch(new RegExp(`^load-csv: loading ${files.products}: 100% \\(0\\.0 MB of 0\\.0 MB\\) in \\d+\\.\\d s, 8 rows$`, "m"));
+    const d = run(["load-csv", "product_daily_costs", "-"], { DATA_DIR: dataDir }, readFileSync(files.daily, "utf8"));
     expect(d.code).toBe(0);
-    expect(JSON.parse(d.stdout.trim())).toMatchObject({ msg: "csv loaded", table: "product_daily_costs", rows: 12 });
+    expect(d.stderr).toMatch(/^load-csv: loading stdin: 100% \(12 rows of 12 rows\) in \d+\.\d s$/m);
+    expect(JSON.parse(d.stdout.trim())).toMatchObject({ msg: "csv loaded", table: "product_daily_costs", file: "stdin", rows: 12, inserted: 12, updated: 0 });
+    // Again: the same keys, now updates.
+    const again = run(["load-csv", "product_daily_costs", files.daily], { DATA_DIR: dataDir });
+    expect(JSON.parse(again.stdout.trim())).toMatchObject({ rows: 12, inserted: 0, updated: 12 });
   });
 
-  test("load-csv refuses a bad file with one line and exit 2, changing nothing", () => {
+  test("load-csv refuses a bad file with one line naming the line and column, exit 2, changing nothing", () => {
     const dir = mkdtempSync(join(tmpdir(), "pce-csv-bad-"));
     const bad = join(dir, "bad.csv");
     writeFileSync(bad, "product_id,colour\n1,red\n"); // written before the command reads it
-    const r = run(["load-csv", "products", bad, "--data-dir", dataDir]);
-    expect(r).toEqual({
+    expect(run(["load-csv", "products", bad, "--data-dir", dataDir])).toEqual({
       code: 2,
       stdout: "",
-      stderr: `product-cost-export: load-csv ${bad}: unknown column "colour" for products (columns: product_id, erp_product_id, erp_sku, product_name, is_sample)\n`,
+      stderr: `product-cost-export: load-csv ${bad}: line 1: unknown column "colour" for products (columns: product_id, erp_product_id, erp_sku, product_name, is_sample); nothing was loaded\n`,
     });
+    writeFileSync(bad, "product_id,erp_sku\n91,A\n92,B\nninety-three,C\n");
+    expect(run(["load-csv", "products", bad, "--data-dir", dataDir])).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `product-cost-export: load-csv ${bad}: line 4, column product_id: invalid input syntax for type bigint: "ninety-three"; nothing was loaded\n`,
+    });
+    writeFileSync(bad, Buffer.from([...Buffer.from("product_id,erp_sku\n94,caf"), 0xe9, 0x0a]));
+    expect(run(["load-csv", "products", bad, "--data-dir", dataDir]).stderr).toBe(
+      `product-cost-export: load-csv ${bad}: the file is not UTF-8 text (a byte sequence near byte 27 is not UTF-8); nothing was loaded\n`,
+    );
+    expect(run(["load-csv", "products", dir, "--data-dir", dataDir])).toEqual({ code: 2, stdout: "", stderr: `product-cost-export: cannot read ${dir}: EISDIR\n` });
   });
 
   test("serves exactly the loaded rows, and again after a warm restart", async () => {

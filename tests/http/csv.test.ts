@@ -13,7 +13,7 @@ const HEADER = "erp_product_id,erp_sku,product_name,purchase_cost_usd,inbound_fr
 
 /** Reads the CSV back with the reader `load-csv` uses: an unquoted empty cell is null, "" an empty text. */
 function parseCsv(text: string): (string | null)[][] {
-  return [...readCsv(text)].map((record) => record.map((f) => (f.value === "" && !f.quoted ? null : f.value)));
+  return readCsv(text).map((record) => record.fields.map((f) => (f.value === "" && !f.quoted ? null : f.value)));
 }
 
 describeBackends("CSV output on $name", (backend) => {

@@ -1,22 +1,62 @@
 import { describe, expect, test } from "bun:test";
-import { CsvError, parseCsv } from "../../src/load/csv.ts";
+import { CsvError, CsvReader, parseCsv } from "../../src/load/csv.ts";
 
-const values = (text: string) => [...parseCsv(text)].map((r) => r.map((f) => (f.quoted ? `"${f.value}"` : f.value)));
+const values = (text: string) => parseCsv(text).map((r) => r.fields.map((f) => (f.quoted ? `"${f.value}"` : f.value)));
+
+/** The same text fed in pieces of `size` characters. */
+function inPieces(text: string, size: number) {
+  const reader = new CsvReader();
+  const out = [];
+  for (let i = 0; i < text.length; i += size) out.push(...reader.push(text.slice(i, i + size)));
+  return [...out, ...reader.end()];
+}
 
 describe("RFC 4180 CSV reader", () => {
   test.each([
     ["a,b\n1,2\n", [["a", "b"], ["1", "2"]]],
     ["a,b\r\n1,2", [["a", "b"], ["1", "2"]]],
+    ["a,b\r1,2\r", [["a", "b"], ["1", "2"]]],
     ['"x, y","say ""hi"""\n', [['"x, y"', '"say "hi""']]],
     ['"multi\nline",2\n', [['"multi\nline"', "2"]]],
     ["a,,\n", [["a", "", ""]]],
+    ["a,", [["a", ""]]],
     ['a,""\n', [["a", '""']]],
+    ['a,""', [["a", '""']]],
     ["\ufeffa\n\n\nb\n", [["a"], ["b"]]],
+    ["\r\n\r\na\r\n", [["a"]]],
   ])("%p", (text, expected) => {
     expect(values(text)).toEqual(expected);
   });
 
-  test.each([['"open\n'], ['a"b\n'], ['"x"y\n']])("rejects %p", (text) => {
-    expect(() => [...parseCsv(text)]).toThrow(CsvError);
+  test.each([
+    ['"open\n', "unterminated quoted field", 1],
+    ['a\nb"c\n', 'a quote inside an unquoted field (quote the whole field and double the ")', 2],
+    ['a\r\n"x\r\ny"z\n', "a quoted field must be followed by a comma or the end of the line", 3],
+  ])("rejects %p with the line", (text, message, line) => {
+    let thrown: unknown;
+    try {
+      parseCsv(text);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(CsvError);
+    expect([(thrown as CsvError).message, (thrown as CsvError).line]).toEqual([message, line]);
+  });
+
+  test("each record knows the line it starts on, across quoted line breaks of every kind and blank lines", () => {
+    const text = 'h1,h2\r\n1,"two\r\nlines"\r\n\r\n3,"a\nb\rc"\n4,x\r5,y';
+    expect(parseCsv(text).map((r) => [r.line, r.fields.map((f) => f.value)])).toEqual([
+      [1, ["h1", "h2"]],
+      [2, ["1", "two\r\nlines"]],
+      [5, ["3", "a\nb\rc"]],
+      [8, ["4", "x"]],
+      [9, ["5", "y"]],
+    ]);
+  });
+
+  test("any split into pieces reads the same records as the whole text", () => {
+    const text = '\ufeffid,name,note\r\n1,"Lamp, ""big""","two\r\nlines"\r\n2,,\n\n3,"",x\r4,plain,"end"';
+    const whole = parseCsv(text);
+    for (const size of [1, 2, 3, 5, 7, 11, 64]) expect([size, inPieces(text, size)]).toEqual([size, whole]);
   });
 });

@@ -1,0 +1,52 @@
+import { describe, expect, test } from "bun:test";
+import { heartbeat, megabytes, progressLines } from "../../src/progress.ts";
+
+describe("progress on stderr", () => {
+  test("not a terminal: whole lines, the share, an estimate, and always the line that ends a step", () => {
+    const out: string[] = [];
+    const p = progressLines("load-csv", { write: (t) => out.push(t), live: false, everyMs: 0, unit: megabytes });
+    p.report("loading f.csv", 0, 4e6, "0 rows");
+    p.report("loading f.csv", 1e6, 4e6, "5000 rows");
+    p.report("loading f.csv", 4e6, 4e6, "20000 rows");
+    p.finish();
+    expect(out.map((l) => l.replace(/in \d+\.\d s/, "in T s").replace(/about \d+ s/, "about N s"))).toEqual([
+      "load-csv: loading f.csv: 0% (0.0 MB of 4.0 MB) in T s, 0 rows\n",
+      "load-csv: loading f.csv: 25% (1.0 MB of 4.0 MB) in T s, about N s left, 5000 rows\n",
+      "load-csv: loading f.csv: 100% (4.0 MB of 4.0 MB) in T s, 20000 rows\n",
+    ]);
+  });
+
+  test("lines in between come at most every everyMs; an unknown total shows the count alone", () => {
+    const out: string[] = [];
+    const p = progressLines("load-csv", { write: (t) => out.push(t), live: false, everyMs: 60_000, unit: (n) => `${n} rows` });
+    for (let rows = 5000; rows <= 50_000; rows += 5000) p.report("loading stdin", rows, undefined);
+    p.report("loading stdin", 50_000, 50_000);
+    expect(out.map((l) => l.replace(/in \d+\.\d s/, "in T s"))).toEqual(["load-csv: loading stdin: 100% (50000 rows of 50000 rows) in T s\n"]);
+  });
+
+  test("a terminal: one line rewritten in place with a bar, ended by a line break", () => {
+    const out: string[] = [];
+    const p = progressLines("refresh", { write: (t) => out.push(t), live: true, everyMs: 0 });
+    p.report("rendering", 1, 4);
+    p.report("rendering", 4, 4);
+    expect(out.map((l) => l.replace(/in \d+\.\d s/, "in T s").replace(/about \d+ s/, "about N s"))).toEqual([
+      "\r\x1b[Krefresh: rendering: [######..................] 25% (1 of 4) in T s, about N s left",
+      "\r\x1b[Krefresh: rendering: [########################] 100% (4 of 4) in T s\n",
+    ]);
+    p.report("other", 1, 2);
+    p.finish();
+    expect(out.at(-1)).toBe("\n"); // an interrupted live line is ended, so the next output starts clean
+  });
+
+  test("a heartbeat for a step that cannot be measured, until stopped", async () => {
+    const out: string[] = [];
+    const stop = heartbeat("migrate", "0005 rollup_v2", (l) => out.push(l), 20);
+    await Bun.sleep(70);
+    stop();
+    const seen = out.length;
+    await Bun.sleep(50);
+    expect(seen).toBeGreaterThanOrEqual(2);
+    expect(out.length).toBe(seen);
+    expect(out[0]).toBe("migrate: 0005 rollup_v2: still running after 0 s");
+  });
+});
