@@ -3,7 +3,7 @@
 // not depend on how much of a key matches, nor on which key matched.
 
 import { createHash, timingSafeEqual } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config.ts";
 
@@ -24,6 +24,15 @@ export const SYSTEMD_CREDENTIAL_NAME = "product-cost-api-keys";
 export interface KeyMatch {
   /** Short, non-secret name of the key for logs: the first 8 hex digits of sha256(sha256(key)). */
   fingerprint: string;
+  /** The operator's name for the key (the key file's inline `# label`), if it has one. */
+  label?: string;
+}
+
+/** One configured key or digest, where it came from, and its label. */
+export interface KeyEntry {
+  value: string;
+  source: string;
+  label?: string;
 }
 
 export interface ApiKeyRing {
@@ -45,13 +54,14 @@ export function fingerprintOfDigest(digestHex: string): string {
 }
 
 /** Parses key entries (plain keys or sha256:<hex> digests) into a ring. `source` names them in errors. */
-export function buildKeyRing(entries: readonly { value: string; source: string }[]): ApiKeyRing {
+export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonly string[] = []): ApiKeyRing {
   const digests: Buffer[] = [];
   const fingerprints: string[] = [];
+  const labels: (string | undefined)[] = [];
   const problems: string[] = [];
-  const warnings: string[] = [];
+  const warnings: string[] = [...fileWarnings];
   const seen = new Set<string>();
-  for (const { value, source } of entries) {
+  for (const { value, source, label } of entries) {
     let hex: string;
     if (DIGEST_PREFIX.test(value)) {
       const m = DIGEST_ENTRY.exec(value);
@@ -71,6 +81,7 @@ export function buildKeyRing(entries: readonly { value: string; source: string }
     seen.add(hex);
     digests.push(Buffer.from(hex, "hex"));
     fingerprints.push(fingerprintOfDigest(hex));
+    labels.push(label);
   }
   if (problems.length) throw new ConfigError(problems.join("; "));
 
@@ -85,18 +96,36 @@ export function buildKeyRing(entries: readonly { value: string; source: string }
       for (let i = 0; i < digests.length; i++) {
         if (timingSafeEqual(candidate, digests[i]!)) found = i;
       }
-      return found === -1 ? null : { fingerprint: fingerprints[found]! };
+      if (found === -1) return null;
+      const label = labels[found];
+      return label === undefined ? { fingerprint: fingerprints[found]! } : { fingerprint: fingerprints[found]!, label };
     },
   };
 }
 
-/** One key or digest per line; blank lines and lines starting with # are ignored. */
-export function parseKeyFile(text: string, source: string): { value: string; source: string }[] {
-  const out: { value: string; source: string }[] = [];
+/**
+ * One key or digest per line, optionally followed by whitespace and `# label` (a key has no
+ * spaces, so the label cannot be part of it); blank lines and lines starting with # are
+ * ignored. Anything else after a key is refused: it would be silently dropped otherwise.
+ */
+export function parseKeyFile(text: string, source: string): KeyEntry[] {
+  const out: KeyEntry[] = [];
+  const problems: string[] = [];
   text.split(/\r?\n/).forEach((line, i) => {
-    const value = line.trim();
-    if (value && !value.startsWith("#")) out.push({ value, source: `${source} line ${i + 1}` });
+    const trimmed = line.trim();
+    if (!trimmed || trimmed.startsWith("#")) return;
+    const where = `${source} line ${i + 1}`;
+    const space = trimmed.search(/\s/);
+    if (space === -1) return void out.push({ value: trimmed, source: where });
+    const rest = trimmed.slice(space).trim();
+    if (!rest.startsWith("#")) {
+      problems.push(`${where}: unexpected text after the key (a key has no spaces; a label is written \`<key>  # <label>\`)`);
+      return;
+    }
+    const label = rest.slice(1).trim();
+    out.push({ value: trimmed.slice(0, space), source: where, ...(label ? { label: label.slice(0, 64) } : {}) });
   });
+  if (problems.length) throw new ConfigError(problems.join("; "));
   return out;
 }
 
@@ -112,7 +141,7 @@ export interface KeySources {
  * ConfigError (at start: exit 2; on SIGHUP: the old keys stay active).
  */
 export function loadKeyRing(sources: KeySources): ApiKeyRing {
-  const entries: { value: string; source: string }[] = [];
+  const entries: KeyEntry[] = [];
   if (sources.apiKeys) {
     sources.apiKeys.split(",").forEach((part, i) => {
       const value = part.trim();
@@ -125,14 +154,22 @@ export function loadKeyRing(sources: KeySources): ApiKeyRing {
     const credential = join(sources.credentialsDirectory, SYSTEMD_CREDENTIAL_NAME);
     if (existsSync(credential)) files.push(credential);
   }
+  const fileWarnings: string[] = [];
   for (const file of files) {
     let text: string;
+    let mode: number;
     try {
       text = readFileSync(file, "utf8");
+      mode = statSync(file).mode;
     } catch (err) {
       throw new ConfigError(`cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
-    entries.push(...parseKeyFile(text, file));
+    const fromFile = parseKeyFile(text, file);
+    entries.push(...fromFile);
+    // Plain keys readable by others are secrets in the open; a file of digests is not.
+    if ((mode & 0o077) !== 0 && fromFile.some((e) => !DIGEST_PREFIX.test(e.value))) {
+      fileWarnings.push(`${file} holds plain keys and is readable by group or others (mode ${(mode & 0o777).toString(8).padStart(4, "0")}): chmod 600 it, or keep only sha256: digests there`);
+    }
   }
-  return buildKeyRing(entries);
+  return buildKeyRing(entries, fileWarnings);
 }

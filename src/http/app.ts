@@ -70,7 +70,7 @@ export function createApp(deps: AppDeps) {
       const presented = bearerCredentials(request.headers.get("authorization"));
       const match = presented === null ? null : keys.match(presented);
       if (!match) throw INVALID_API_KEY();
-      contextOf(request).keyFingerprint = match.fingerprint;
+      Object.assign(contextOf(request), { key: match.label ?? match.fingerprint, keyLabel: match.label });
       deps.rateLimiter?.take(match.fingerprint);
       return {};
     })

@@ -133,7 +133,7 @@ function logRequest(
   if (outcome.bytes !== undefined) fields.bytes = outcome.bytes;
   if (status !== sent) fields.status_sent = sent;
   if (context.rows !== undefined) fields.rows = context.rows;
-  if (context.keyFingerprint) fields.key = context.keyFingerprint;
+  if (context.key) fields.key = context.key;
   // A client that left is no error of ours: no cause to report.
   if (context.error !== undefined && status !== 499) {
     Object.assign(fields, errorFields(context.error));

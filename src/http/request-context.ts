@@ -1,6 +1,6 @@
 // What the service learns about one request while answering it, for its log line and
 // metrics: its id, its target (path and query, read once from the URL), which key was used
-// (by fingerprint), how many rows went out, and whether the body is streamed (its end is
+// (by label or fingerprint), how many rows went out, and whether the body is streamed (its end is
 // then watched by the handler).
 
 import { requestTarget, type RequestTarget } from "./request-target.ts";
@@ -10,7 +10,10 @@ export interface RequestContext {
   startedAt: number;
   /** The path and query the app routes and validates (never the Host header). */
   target: RequestTarget;
-  keyFingerprint?: string;
+  /** The key used, as logs and metrics name it: its label from the key file, else its fingerprint. */
+  key?: string;
+  /** The key's label alone (metrics name unlabelled keys "unlabelled", never by fingerprint). */
+  keyLabel?: string;
   /** The format rows are written in, for a 200 of the endpoint. */
   format?: "json" | "csv";
   rows?: number;

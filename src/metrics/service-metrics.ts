@@ -1,7 +1,9 @@
 // The service's metrics: what each request did (by route template, never by raw path, so
 // a scan of random URLs adds one series, not thousands), how long it took, how many rows
 // went out, how the database pool is used and why database reads failed. Labels carry no
-// key, fingerprint, query string or URL: nothing a scrape could leak.
+// key, fingerprint, query string or URL: nothing a scrape could leak. Requests per API key
+// are counted by the label the operator gave the key in the key file (`<key>  # label`);
+// keys without one count together as "unlabelled".
 
 import { DATABASE_ERROR_KINDS, databaseErrorKind } from "../db/error-kind.ts";
 import type { BodyEnd } from "../http/observed-body.ts";
@@ -73,6 +75,10 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     "Time from a request's arrival to the last byte of its response body, by route template.",
     DURATION_BUCKETS,
   );
+  const keyRequests = registry.counter(
+    `${PREFIX}requests_by_key_total`,
+    'Requests to the API that presented a valid key, by key (its label in the key file, or "unlabelled") and status.',
+  );
   const rows = registry.counter(`${PREFIX}rows_served_total`, "Product cost rows written to response bodies, by format (json or csv).");
   const dbErrors = registry.counter(`${PREFIX}database_errors_total`, "Requests that failed because of the database, by kind (timeout, unavailable, misconfigured, query).");
   const cutShort = registry.counter(
@@ -122,6 +128,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
         const route = routes.has(path) ? path : UNMATCHED_ROUTE;
         const method = METHODS.has(request.method) ? request.method : "OTHER";
         requests.inc({ method, route, status: String(status) });
+        if (context.key !== undefined) keyRequests.inc({ key: context.keyLabel ?? "unlabelled", status: String(status) });
         if (end !== "complete") cutShort.inc({ cause: end === "client_closed" ? "client" : "server" });
         duration.observe({ route }, seconds);
         if (context.rows !== undefined) rows.inc({ format: context.format ?? "json" }, context.rows);

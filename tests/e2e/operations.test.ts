@@ -4,7 +4,7 @@
 // bad configuration stopping the start with one line and exit code 2.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Sql } from "../../src/db/client.ts";
@@ -40,7 +40,7 @@ function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
 }
 
 const get = (server: RunningBinary, path: string, key?: string, init: RequestInit = {}) =>
-  fetch(server.url + path, { ...init, headers: key ? { authorization: `Bearer ${key}` } : {} });
+  fetch(server.url + path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), ...(key ? { authorization: `Bearer ${key}` } : {}) } });
 
 /** The fingerprint the log shows for a key: 8 hex digits of sha256 over the key's sha256 digest. */
 function fingerprint(key: string): string {
@@ -111,7 +111,7 @@ describe("API keys", () => {
   test("a reload of 100,000 keys logs counts, not lists; short keys get a warning, a few lines at most", async () => {
     const file = join(work, "many-keys");
     const many = Array.from({ length: 100_000 }, (_, i) => `bulk-key-${String(i).padStart(8, "0")}-0123456789`);
-    writeFileSync(file, "short-key-1\n");
+    writeFileSync(file, "short-key-1\n", { mode: 0o600 }); // private: only the short key is warned about
     const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS_FILE: file }, [], bin.dir);
     try {
       expect(await server.waitForLine((l) => l.msg === "weak API key")).toMatchObject({
@@ -157,6 +157,33 @@ describe("API keys", () => {
       expect((await get(server, JAN, KEY)).status).toBe(200);
       expect(server.lines.some((l) => l.msg === "api keys reloaded")).toBe(false);
       expect(everything(server)).not.toContain(KEY);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  test("a key made by generate-key --label is logged and counted by its label; a readable file of plain keys is warned about", async () => {
+    const made = run(["generate-key", "--label", "BI laptop"]);
+    const [key, line] = made.stdout.trim().split("\n");
+    const file = join(work, "labelled-keys");
+    writeFileSync(file, `${line}\nplain-key-in-the-open-0123  # old script\n`);
+    chmodSync(file, 0o644);
+    const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS_FILE: file }, [], bin.dir);
+    try {
+      expect(server.lines.find((l) => l.msg === "weak API key")).toMatchObject({
+        level: "warn",
+        where: `${file} holds plain keys and is readable by group or others (mode 0644): chmod 600 it, or keep only sha256: digests there`,
+      });
+      const res = await get(server, JAN, key!, { headers: { "x-request-id": "labelled-1" } });
+      expect(res.status).toBe(200);
+      await res.text();
+      expect(await server.waitForLine((l) => l.request_id === "labelled-1")).toMatchObject({ status: 200, key: "BI laptop" });
+      const metrics = await (await get(server, "/metrics")).text();
+      expect(metrics).toContain('product_cost_export_requests_by_key_total{key="BI laptop",status="200"} 1\n');
+      const plain = await get(server, JAN, "plain-key-in-the-open-0123");
+      await plain.text();
+      expect(await (await get(server, "/metrics")).text()).toContain('product_cost_export_requests_by_key_total{key="old script",status="200"} 1\n');
+      expect(everything(server)).not.toContain(key!);
     } finally {
       expect(await server.stop()).toBe(0);
     }

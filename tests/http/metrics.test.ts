@@ -52,6 +52,7 @@ describeBackends("metrics on $name", (backend) => {
     expect(text.split("\n").filter((l) => l.startsWith("# TYPE "))).toEqual([
       `# TYPE ${P}http_requests_total counter`,
       `# TYPE ${P}http_request_duration_seconds histogram`,
+      `# TYPE ${P}requests_by_key_total counter`,
       `# TYPE ${P}rows_served_total counter`,
       `# TYPE ${P}database_errors_total counter`,
       `# TYPE ${P}responses_cut_short_total counter`,
@@ -175,6 +176,8 @@ describeBackends("metrics on $name", (backend) => {
     for (const secret of [KEY, "wrong-key-77", "rid-secret-1", "month_from", "api_key", ...fingerprints]) {
       expect([secret, text.includes(secret)]).toEqual([secret, false]);
     }
+    // A key without a label in the key file is counted as "unlabelled", never by fingerprint.
+    expect(samples(text, `${P}requests_by_key_total`)).toEqual([`${P}requests_by_key_total{key="unlabelled",status="200"} 1`]);
   });
 });
 

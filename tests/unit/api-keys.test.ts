@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildKeyRing, loadKeyRing, parseKeyFile, sha256Hex } from "../../src/auth/api-keys.ts";
@@ -59,6 +59,38 @@ describe("API key ring", () => {
 
   test("key files: one per line, # comments and blank lines ignored, whitespace trimmed", () => {
     expect(parseKeyFile("# keys\n\n  k1  \r\nk2\n#k3\n", "f").map((e) => e.value)).toEqual(["k1", "k2"]);
+  });
+
+  test("an inline `# label` after a key or digest names it; other text after a key is refused", () => {
+    const digest = `sha256:${sha256Hex("labelled-key-0123456")}`;
+    const entries = parseKeyFile(`plain-key-0123456789  # BI laptop (Ann)\n${digest}\t#  ETL  \nbare-key-0123456789 #\nk#not-a-label-0123\n`, "f");
+    expect(entries).toEqual([
+      { value: "plain-key-0123456789", source: "f line 1", label: "BI laptop (Ann)" },
+      { value: digest, source: "f line 2", label: "ETL" },
+      { value: "bare-key-0123456789", source: "f line 3" },
+      { value: "k#not-a-label-0123", source: "f line 4" }, // # inside a key is part of it
+    ]);
+    const ring = buildKeyRing(entries);
+    expect(ring.match("plain-key-0123456789")).toMatchObject({ label: "BI laptop (Ann)" });
+    expect(ring.match("labelled-key-0123456")).toMatchObject({ label: "ETL" });
+    expect(ring.match("bare-key-0123456789")?.label).toBeUndefined();
+    expect(() => parseKeyFile("good-key-0123456789\nkey-0123456789 trailing words\n", "f")).toThrow(
+      new ConfigError("f line 2: unexpected text after the key (a key has no spaces; a label is written `<key>  # <label>`)"),
+    );
+  });
+
+  test("a key file with plain keys that group or others can read gets a warning; digests alone or mode 0600 do not", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pce-keys-mode-"));
+    const file = (name: string, text: string, mode: number) => {
+      writeFileSync(join(dir, name), text);
+      chmodSync(join(dir, name), mode);
+      return loadKeyRing({ apiKeys: undefined, apiKeysFile: join(dir, name), credentialsDirectory: undefined }).warnings;
+    };
+    expect(file("open", "plain-key-0123456789\n", 0o644)).toEqual([
+      `${join(dir, "open")} holds plain keys and is readable by group or others (mode 0644): chmod 600 it, or keep only sha256: digests there`,
+    ]);
+    expect(file("private", "plain-key-0123456789\n", 0o600)).toEqual([]);
+    expect(file("digests", `sha256:${sha256Hex("x-0123456789abcdef")}  # ok\n`, 0o644)).toEqual([]);
   });
 
   test("loads env, file and systemd credential together", () => {
