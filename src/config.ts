@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
 import { DatabaseUrlError, parseDatabaseUrl } from "./db/connection-url.ts";
+import { parseTrustedProxies } from "./http/client-address.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -48,6 +49,10 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: "Comma-separated API keys; an entry sha256:<64 hex> is the digest of a key." },
   { key: "apiKeysFile", commands: SERVE, env: "PRODUCT_COST_API_KEYS_FILE", flag: "api-keys-file", kind: "string", default: undefined,
     help: "File with one key or sha256:<hex> digest per line (# comments). Re-read on SIGHUP." },
+  { key: "trustedProxies", commands: SERVE, env: "TRUSTED_PROXIES", flag: "trusted-proxies", kind: "string", default: undefined,
+    help: "Comma-separated addresses or CIDR ranges of reverse proxies (10.0.0.0/8, ::1): for requests from them, the logged client address is the one they put in X-Forwarded-For. Unset: the peer's own address." },
+  { key: "docsEnabled", commands: SERVE, env: "DOCS_ENABLED", flag: "docs-enabled", kind: "bool", default: true,
+    help: "Serve /docs (Swagger UI) and /openapi.json, without a key. false: both answer 404." },
   { key: "host", commands: SERVE, env: "HOST", flag: "host", kind: "string", default: "0.0.0.0", help: "Listen address." },
   { key: "port", commands: SERVE, env: "PORT", flag: "port", kind: "int", default: 8080, min: 0, max: 65535, help: "Listen port." },
   { key: "tlsCertFile", commands: SERVE, env: "TLS_CERT_FILE", flag: "tls-cert-file", kind: "string", default: undefined,
@@ -90,6 +95,8 @@ export interface Config {
   readonly demoData: boolean | undefined;
   readonly apiKeys: string | undefined;
   readonly apiKeysFile: string | undefined;
+  readonly trustedProxies: string | undefined;
+  readonly docsEnabled: boolean;
   readonly host: string;
   readonly port: number;
   readonly tlsCertFile: string | undefined;
@@ -267,6 +274,8 @@ export function readCommandLine(
     if ((out.tlsCertFile === undefined) !== (out.tlsKeyFile === undefined)) {
       problems.push("TLS_CERT_FILE and TLS_KEY_FILE must be set together");
     }
+    const proxies = out.trustedProxies === undefined ? undefined : parseTrustedProxies(out.trustedProxies as string).problem;
+    if (proxies) problems.push(`${flags.has("trusted-proxies") ? "--trusted-proxies" : "TRUSTED_PROXIES"}: ${proxies}`);
     const hostProblem = checkListenHost(out.host as string);
     if (hostProblem) problems.push(`${flags.has("host") ? "--host" : "HOST"} ${hostProblem}`);
   }

@@ -16,12 +16,13 @@ import { heartbeat } from "./progress.ts";
 import { refreshWithProgress } from "./db/refresh-progress.ts";
 import { createAdmission } from "./http/admission.ts";
 import { createApp } from "./http/app.ts";
+import { clientAddress } from "./http/client-address.ts";
 import { createHandler } from "./http/handler.ts";
 import { createBufferBudget } from "./http/read-ahead.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
 import { listen } from "./http/server.ts";
 import { runLoadCsv } from "./load/command.ts";
-import { createLogger, errorFields, type Logger } from "./log.ts";
+import { createLogger, errorFields, stdoutIsJournal, type Logger } from "./log.ts";
 import { createServiceMetrics } from "./metrics/service-metrics.ts";
 import { logKeyWarnings, reloadOnSighup, tlsDigest } from "./reload.ts";
 import { DEFAULT_INSTALL_PATH, systemdUnit, UNIT_KINDS, type UnitKind } from "./systemd-unit.ts";
@@ -31,7 +32,7 @@ const READINESS_TIMEOUT_MS = 2000;
 
 async function serve(config: Config, logger: Logger): Promise<void> {
   let keys: ApiKeyRing = loadKeyRing(config);
-  const db = await openDatabase(config, true);
+  const db = await openDatabase(config, true, logger);
   const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
   const guard = createDatabaseGuard(logger);
   const readiness = () => checkReadiness(db.readinessSql, READINESS_TIMEOUT_MS, guard);
@@ -44,6 +45,8 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     readiness,
     guard,
     demoData: db.servesDemoData,
+    docsEnabled: config.docsEnabled,
+    build: { version: VERSION, commit: COMMIT },
     connectTimeoutMs: config.dbConnectTimeoutMs,
     admission: createAdmission({
       maxConcurrent: db.sql.options.max, // a read holds a connection while its body streams
@@ -72,6 +75,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       headers,
       readAhead: createBufferBudget(config.responseBufferMb * 2 ** 20),
       requestTimeoutMs: config.requestTimeoutMs,
+      clientAddress: clientAddress(config.trustedProxies),
     }),
   );
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
@@ -252,12 +256,12 @@ async function main(argv: string[]): Promise<void> {
       plainArgs(command, args, 0);
       return printVersion();
     case "load-csv":
-      return runLoadCsv(args, process.env, (c) => createLogger({ level: c.logLevel, format: c.logFormat }));
+      return runLoadCsv(args, process.env, (c) => createLogger({ level: c.logLevel, format: c.logFormat, journald: stdoutIsJournal() }));
   }
 
   const line = readCommandLine(args, process.env, command.settings!, { own: command.own });
   const config = line.config;
-  const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat, journald: stdoutIsJournal() });
   // Last resort while starting (and for migrate): a failure nothing else caught is logged with
   // its cause (never to a client), then the process exits 1. Once serving, serve() replaces
   // these with handlers that log and keep running.

@@ -3,6 +3,7 @@
 // reconnect backoff, bounded connect time and no NOTICE spam on stdout.
 
 import postgres from "postgres";
+import type { Logger } from "../log.ts";
 import { connectOptions, parseDatabaseUrl } from "./connection-url.ts";
 
 export type Sql = postgres.Sql<{}>;
@@ -18,6 +19,8 @@ export interface PoolOptions {
   /** Serving pools are read-only (default_transaction_read_only): even a bug cannot write. */
   readOnly: boolean;
   applicationName: string;
+  /** Pool events (connections closed, reconnect waits) at debug level. */
+  logger?: Logger;
 }
 
 // Planner settings of every serving session (startup parameters; SET on the embedded database):
@@ -50,7 +53,12 @@ export function createPool(options: PoolOptions): Sql {
     idle_timeout: 60,
     max_lifetime: 30 * 60,
     // The default backoff grows to 20 s after an outage; recover within about a second instead.
-    backoff: (attempt: number) => Math.min(0.05 * 2 ** attempt, 1),
+    backoff: (attempt: number) => {
+      const seconds = Math.min(0.05 * 2 ** attempt, 1);
+      options.logger?.debug("database connection retry", { attempt, wait_ms: seconds * 1000 });
+      return seconds;
+    },
+    onclose: (connection: number) => options.logger?.debug("database connection closed", { connection }),
     prepare: true,
     onnotice: () => {},
     connection: {

@@ -5,6 +5,7 @@
 export type { Database } from "./database.ts";
 
 import type { Config } from "../config.ts";
+import type { Logger } from "../log.ts";
 import { createPool } from "./client.ts";
 import { maskDatabaseUrl } from "./connection-url.ts";
 import type { Database } from "./database.ts";
@@ -14,7 +15,7 @@ import { openEmbedded } from "./embedded/embedded.ts";
  * An external PostgreSQL. `max` sessions in all: when serving with two or more, one is the
  * readiness checks' own, so that /readyz does not queue behind reads that fill the pool.
  */
-export function openExternal(config: Config, options: { readOnly: boolean; max: number }): Database {
+export function openExternal(config: Config, options: { readOnly: boolean; max: number; logger?: Logger }): Database {
   const url = config.databaseUrl!;
   const pool = (max: number) =>
     createPool({
@@ -24,6 +25,7 @@ export function openExternal(config: Config, options: { readOnly: boolean; max: 
       statementTimeoutMs: config.statementTimeoutMs,
       readOnly: options.readOnly,
       applicationName: "product-cost-export",
+      logger: options.logger,
     });
   const ownReadiness = options.readOnly && options.max >= 2;
   const sql = pool(ownReadiness ? options.max - 1 : options.max);
@@ -44,9 +46,9 @@ export function openExternal(config: Config, options: { readOnly: boolean; max: 
  * the demo data by default; in DATA_DIR without it unless DEMO_DATA says so).
  * Serving uses read-only sessions; migrate and load-csv write.
  */
-export async function openDatabase(config: Config, readOnly: boolean): Promise<Database> {
+export async function openDatabase(config: Config, readOnly: boolean, logger?: Logger): Promise<Database> {
   // Writing commands (migrate, refresh, load-csv) need two sessions: the refresh renders two answers at once.
-  if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? config.dbPoolMax : 2 });
+  if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? config.dbPoolMax : 2, logger });
   return openEmbedded({
     dataDir: config.dataDir,
     demoData: config.demoData ?? config.dataDir === undefined,

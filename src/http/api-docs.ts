@@ -140,6 +140,9 @@ const DOCUMENTATION = {
       "A null amount means not costed; 0 is a costed zero. " +
       "Every call needs `Authorization: Bearer <key>` with a key issued by the service operator.",
   },
+  // Relative, resolved against the document's own URL: right wherever the service is served
+  // from, a sub-path behind a reverse proxy included.
+  servers: [{ url: ".", description: "This service: where this document was fetched from." }],
   tags: [{ name: "product costs", description: "The one operation of the external API." }],
   components: {
     securitySchemes: {
@@ -163,10 +166,12 @@ const DOCS_CSP =
 const DOCS_PAGE = SwaggerUIRender(
   { title: "product-cost-export API", description: "OpenAPI document of product-cost-export", version: VERSION },
   {
-    url: OPENAPI_PATH,
+    // Relative to the page (/docs): behind a reverse proxy on a sub-path (/costs/docs) they
+    // still reach this service (/costs/openapi.json, /costs/docs/assets/...).
+    url: OPENAPI_PATH.slice(1),
     dom_id: "#swagger-ui",
-    cdn: "/docs/assets/swagger-ui-bundle.js",
-    theme: "/docs/assets/swagger-ui.css",
+    cdn: "docs/assets/swagger-ui-bundle.js",
+    theme: "docs/assets/swagger-ui.css",
     autoDarkMode: true,
     deepLinking: true,
     // Swagger UI's default would fetch a validity badge from a public validator.
@@ -190,6 +195,7 @@ export function apiDocs() {
           document = {
             openapi: "3.0.3",
             info: DOCUMENTATION.info,
+            servers: DOCUMENTATION.servers,
             tags: DOCUMENTATION.tags,
             paths,
             components: { ...DOCUMENTATION.components, schemas: { ...components.schemas, ...DOCUMENTATION.components.schemas } },
@@ -201,8 +207,12 @@ export function apiDocs() {
     )
     .get(
       DOCS_PATH,
-      () =>
-        new Response(DOCS_PAGE, {
+      ({ request }) =>
+        // Elysia serves /docs/ here too, where the page's relative URLs would miss: send the
+        // browser to /docs, relatively, so that a sub-path in front of the service is kept.
+        new URL(request.url).pathname.endsWith("/")
+          ? new Response(null, { status: 307, headers: { location: "../docs" } })
+          : new Response(DOCS_PAGE, {
           headers: {
             "content-type": "text/html; charset=utf-8",
             "cache-control": "no-cache",

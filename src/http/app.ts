@@ -13,6 +13,7 @@ import type { Logger } from "../log.ts";
 import { rangeDays, validateProductCostParams } from "../validation/product-cost-params.ts";
 import { ADMISSION_DEFAULTS, createAdmission, type Admission } from "./admission.ts";
 import { apiDocs, PRODUCT_COSTS_PARAMETERS, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
+import { DatabaseProblemError } from "../db/problems.ts";
 import { createErrorHandler } from "./error-handler.ts";
 import {
   INVALID_API_KEY,
@@ -45,6 +46,10 @@ export interface AppDeps {
   guard?: DatabaseGuard;
   /** The embedded demo dataset is served: /readyz says so. */
   demoData?: boolean;
+  /** DOCS_ENABLED: /docs and /openapi.json (default on). */
+  docsEnabled?: boolean;
+  /** What /healthz says it runs. */
+  build?: { version: string; commit: string };
   batchSize?: number;
   /** Bounds concurrent and waiting reads, and the whole-request deadline (defaults: ADMISSION_DEFAULTS). */
   admission?: Admission;
@@ -101,7 +106,9 @@ export function createApp(deps: AppDeps) {
               },
             ),
           );
+        const asked = performance.now();
         const result = await (deps.guard ? deps.guard.run(read) : read());
+        context.firstRowsMs = performance.now() - asked;
         return negotiateCompression(request, rowsResponse(result, context, checked.params));
       },
       {
@@ -120,16 +127,21 @@ export function createApp(deps: AppDeps) {
       },
     );
 
+  const healthz = compactJson({ detail: "OK", ...(deps.build ? { version: deps.build.version, commit: deps.build.commit } : {}) });
   return new Elysia()
     .onError(createErrorHandler())
-    .use(apiDocs())
+    .use(deps.docsEnabled === false ? new Elysia() : apiDocs())
     .use(metricsRoute(deps.metrics))
-    .get("/healthz", () => detailResponse(200, "OK"), { detail: { hide: true } })
+    .get("/healthz", () => jsonResponse(200, healthz), { detail: { hide: true } })
     .get(
       "/readyz",
-      async () => {
+      async ({ request }) => {
         const r = await deps.readiness();
-        if (r.ready) return jsonResponse(200, compactJson({ detail: "READY", ...(deps.demoData ? { data: "demo" } : {}) }));
+        // The log line of a 503 carries the cause and the fix, as the body does.
+        if (!r.ready) contextOf(request).error = new DatabaseProblemError(r.problem);
+        // With no key at all every API request answers 503: ready, and saying why it is of no use yet.
+        const noKeys = deps.keys().size === 0 ? { api_keys: 0, warning: "no API key configured: every API request answers 503 EXTERNAL_API_NOT_CONFIGURED" } : {};
+        if (r.ready) return jsonResponse(200, compactJson({ detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...noKeys }));
         return jsonResponse(503, compactJson({ detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix }));
       },
       { detail: { hide: true } },

@@ -41,7 +41,8 @@ export function trailingSlashRedirect(target: RequestTarget): Response | null {
 
 export function routeNotMatched(request: Request): Response {
   const allow = ALLOWED_METHODS[contextOf(request).target.path];
-  if (allow) return detailResponse(405, "Method Not Allowed", { allow });
+  // An allowed method that matched nothing: the route is switched off (DOCS_ENABLED=false).
+  if (allow && !allow.split(", ").includes(request.method)) return detailResponse(405, "Method Not Allowed", { allow });
   return detailResponse(404, "Not Found");
 }
 

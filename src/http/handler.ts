@@ -8,6 +8,7 @@
 // never thrown into the event loop.
 
 import { databaseProblem } from "../db/problems.ts";
+import { clientAddress, type ClientAddress } from "./client-address.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { App } from "./app.ts";
 import { failureStatus, trailingSlashRedirect } from "./error-handler.ts";
@@ -24,7 +25,16 @@ import { bodyBytesOf, detailResponse } from "./responses.ts";
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const LOGGED_PATH_MAX = 256;
 
-export type FetchHandler = (request: Request) => Promise<Response>;
+/** The part of Bun's server a handler uses: the TCP peer of a request. */
+export interface PeerSource {
+  requestIP(request: Request): { address: string } | null;
+}
+
+export type FetchHandler = (request: Request, server?: PeerSource) => Promise<Response>;
+
+/** Health, readiness and metrics polls: logged at debug when they succeed, or they would drown the log. */
+const POLLS = new Set(["/healthz", "/readyz", "/metrics"]);
+const LOGGED_USER_AGENT_MAX = 256;
 
 /** Called once per request when its body is done, with what the log line shows. */
 export type RequestObserver = (o: RequestObservation) => void;
@@ -38,17 +48,26 @@ export interface HandlerOptions {
   readAhead?: BufferBudget;
   /** REQUEST_TIMEOUT_MS: from arrival to the last byte of the body (0: no limit). */
   requestTimeoutMs?: number;
+  /** The client address a log line shows (TRUSTED_PROXIES); default: the peer. */
+  clientAddress?: ClientAddress;
 }
 
 export function createHandler(app: App, logger: Logger, options: HandlerOptions = {}): FetchHandler {
   const { observe, headers, readAhead: budget, requestTimeoutMs = 0 } = options;
-  return async (arrived) => {
+  const addressOf = options.clientAddress ?? clientAddress(undefined);
+  return async (arrived, server) => {
     const incoming = arrived.headers.get("x-request-id");
     const context: RequestContext = {
       id: incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
       startedAt: performance.now(),
       target: { path: "/", query: undefined },
+      userAgent: arrived.headers.get("user-agent") ?? undefined,
     };
+    try {
+      context.client = addressOf(server?.requestIP(arrived)?.address, arrived.headers.get("x-forwarded-for"));
+    } catch {
+      // A peer that is already gone has no address: the line goes without one.
+    }
     let request = arrived;
     let response: Response;
     try {
@@ -134,11 +153,16 @@ function logRequest(
   if (status !== sent) fields.status_sent = sent;
   if (context.rows !== undefined) fields.rows = context.rows;
   if (context.key) fields.key = context.key;
+  if (context.firstRowsMs !== undefined) fields.first_rows_ms = Math.round(context.firstRowsMs * 10) / 10;
+  if (context.client !== undefined) fields.client = context.client;
+  const agent = context.userAgent;
+  if (agent) fields.user_agent = agent.length > LOGGED_USER_AGENT_MAX ? agent.slice(0, LOGGED_USER_AGENT_MAX) + "…" : agent;
   // A client that left is no error of ours: no cause to report.
   if (context.error !== undefined && status !== 499) {
     Object.assign(fields, errorFields(context.error));
     const problem = databaseProblem(context.error);
     if (problem) Object.assign(fields, { problem: problem.code, fix: problem.fix });
   }
-  logger[status >= 500 ? "error" : "info"]("request", fields);
+  const level = status >= 500 ? "error" : POLLS.has(path) && status < 400 ? "debug" : "info";
+  logger[level]("request", fields);
 }

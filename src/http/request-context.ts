@@ -14,6 +14,11 @@ export interface RequestContext {
   key?: string;
   /** The key's label alone (metrics name unlabelled keys "unlabelled", never by fingerprint). */
   keyLabel?: string;
+  /** Who sent it: the peer, or the client a trusted proxy names (client-address.ts). */
+  client?: string;
+  userAgent?: string;
+  /** From the checked request to the database's first rows (including the wait for a connection). */
+  firstRowsMs?: number;
   /** The format rows are written in, for a 200 of the endpoint. */
   format?: "json" | "csv";
   rows?: number;

@@ -4,7 +4,7 @@
 // bad configuration stopping the start with one line and exit code 2.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Sql } from "../../src/db/client.ts";
@@ -170,7 +170,7 @@ describe("API keys", () => {
     chmodSync(file, 0o644);
     const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS_FILE: file }, [], bin.dir);
     try {
-      expect(server.lines.find((l) => l.msg === "weak API key")).toMatchObject({
+      expect(await server.waitForLine((l) => l.msg === "weak API key")).toMatchObject({
         level: "warn",
         where: `${file} holds plain keys and is readable by group or others (mode 0644): chmod 600 it, or keep only sha256: digests there`,
       });
@@ -324,7 +324,7 @@ describe("HTTPS", () => {
     try {
       expect(await servedSubject(server.url)).toBe("subject=CN = pce-test-2");
       const res = await fetch(server.url + "/healthz", { tls: { ca: ca2 } });
-      expect([res.status, await res.text()]).toEqual([200, '{"detail":"OK"}']);
+      expect([res.status, await res.json()]).toEqual([200, { detail: "OK", version: expect.stringMatching(/^\d+\.\d+\.\d+$/), commit: expect.any(String) }]);
     } finally {
       expect(await server.stop()).toBe(0);
     }
@@ -337,7 +337,7 @@ describe("health routes and logs", () => {
     const server = await startBinary(bin.path, { ...NO_DATABASE, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
     try {
       const health = await get(server, "/healthz");
-      expect([health.status, await health.text()]).toEqual([200, '{"detail":"OK"}']);
+      expect([health.status, await health.json()]).toEqual([200, { detail: "OK", version: expect.any(String), commit: expect.any(String) }]);
       const ready = await get(server, "/readyz");
       expect([ready.status, await ready.json()]).toEqual([
         503,
@@ -354,6 +354,14 @@ describe("health routes and logs", () => {
       expect(line).toMatchObject({ level: "error", msg: "request", status: 503, key: fingerprint(KEY), problem: "DATABASE_UNAVAILABLE" });
       expect(String(line.error)).toContain("ECONNREFUSED");
       expect(server.lines.find((l) => l.msg === "database not ready")).toMatchObject({ level: "error", problem: "DATABASE_UNAVAILABLE" });
+      // The /readyz 503 is logged with its cause and fix, not bare.
+      expect(server.lines.find((l) => l.msg === "request" && l.path === "/readyz")).toMatchObject({
+        level: "error",
+        status: 503,
+        problem: "DATABASE_UNAVAILABLE",
+        fix: "check that PostgreSQL is running and reachable at the host and port of DATABASE_URL",
+        error: expect.stringContaining("ECONNREFUSED"),
+      });
     } finally {
       expect(await server.stop()).toBe(0);
     }
@@ -364,8 +372,10 @@ describe("health routes and logs", () => {
     const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
     try {
       // identity: `bytes` is then the JSON's own length (compressed, it would be the gzip's).
-      await (await fetch(server.url + JAN, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "fields-1", "accept-encoding": "identity" } })).text();
+      const headers = { authorization: `Bearer ${KEY}`, "accept-encoding": "identity", "user-agent": "fields-test/1.0", "x-forwarded-for": "203.0.113.9" };
+      await (await fetch(server.url + JAN, { headers: { ...headers, "x-request-id": "fields-1" } })).text();
       await (await fetch(server.url + "/healthz", { headers: { "x-request-id": "fields-2" } })).text();
+      await (await fetch(server.url + "/nowhere", { headers: { "x-request-id": "fields-3" } })).text();
       const line = await server.waitForLine((l) => l.request_id === "fields-1");
       expect(line).toEqual({
         time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -379,18 +389,14 @@ describe("health routes and logs", () => {
         bytes: Buffer.byteLength(JANUARY_NORMAL),
         rows: 6,
         key: fingerprint(KEY),
+        first_rows_ms: expect.any(Number),
+        // No TRUSTED_PROXIES: the peer, whatever X-Forwarded-For claims.
+        client: "127.0.0.1",
+        user_agent: "fields-test/1.0",
       });
-      expect(await server.waitForLine((l) => l.request_id === "fields-2")).toEqual({
-        time: expect.any(String),
-        level: "info",
-        msg: "request",
-        request_id: "fields-2",
-        method: "GET",
-        path: "/healthz",
-        status: 200,
-        duration_ms: expect.any(Number),
-        bytes: '{"detail":"OK"}'.length,
-      });
+      expect(await server.waitForLine((l) => l.request_id === "fields-3")).toMatchObject({ level: "info", path: "/nowhere", status: 404, bytes: 22 });
+      // A successful health poll is logged at debug, below this level.
+      expect(server.lines.some((l) => l.request_id === "fields-2")).toBe(false);
       expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({
         level: "info",
         version: expect.stringMatching(/^\d+\.\d+\.\d+$/),
@@ -409,19 +415,62 @@ describe("health routes and logs", () => {
     }
   });
 
+  test("TRUSTED_PROXIES: behind a trusted proxy the client is the address it forwarded; a health poll shows at LOG_LEVEL=debug", async () => {
+    const server = await startBinary(bin.path, { ...NO_DATABASE, TRUSTED_PROXIES: "127.0.0.0/8, ::1", LOG_LEVEL: "debug" }, [], bin.dir);
+    try {
+      for (const [id, forwarded] of [["xff-1", "198.51.100.7"], ["xff-2", "198.51.100.7, 10.9.9.9, 127.0.0.1"], ["xff-3", "not-an-address"]] as const) {
+        await (await fetch(server.url + "/healthz", { headers: { "x-request-id": id, "x-forwarded-for": forwarded } })).text();
+      }
+      expect(await server.waitForLine((l) => l.request_id === "xff-1")).toMatchObject({ level: "debug", client: "198.51.100.7" });
+      // From the right: 127.0.0.1 is trusted, 10.9.9.9 is not, so it is the client (what it says of others is not believed).
+      expect(await server.waitForLine((l) => l.request_id === "xff-2")).toMatchObject({ client: "10.9.9.9" });
+      expect(await server.waitForLine((l) => l.request_id === "xff-3")).toMatchObject({ client: "127.0.0.1" });
+      // Debug also shows the pool's reconnect attempts to the database that is down.
+      expect(await server.waitForLine((l) => l.msg === "database connection retry")).toMatchObject({ level: "debug", attempt: expect.any(Number) });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   test("LOG_FORMAT=pretty writes readable lines for a terminal", async () => {
     const server = await startBinary(bin.path, { ...NO_DATABASE, LOG_FORMAT: "pretty" }, [], bin.dir, {
       ready: (l) => typeof l.raw === "string" && / INFO {2}listening /.test(l.raw),
       url: (l) => /url=(\S+)/.exec(String(l.raw))![1]!,
     });
     try {
-      await (await fetch(server.url + "/healthz", { headers: { "x-request-id": "pretty-1" } })).text();
+      await (await fetch(server.url + "/nowhere", { headers: { "x-request-id": "pretty-1", "user-agent": "probe" } })).text();
       const line = String((await server.waitForLine((l) => String(l.raw).includes("request_id=pretty-1"))).raw);
-      expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}request request_id=pretty-1 method=GET path=\/healthz status=200 duration_ms=[\d.]+ bytes=15$/);
+      expect(line).toMatch(
+        /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}request request_id=pretty-1 method=GET path=\/nowhere status=404 duration_ms=[\d.]+ bytes=22 client=127\.0\.0\.1 user_agent=probe$/,
+      );
       expect(server.lines.every((l) => typeof l.raw === "string")).toBe(true); // no JSON at all
     } finally {
       expect(await server.stop()).toBe(0);
     }
+  });
+
+  test("under journald (JOURNAL_STREAM names stdout) each line starts with its syslog priority; elsewhere it does not", async () => {
+    const out = join(work, "journal-stream.log");
+    writeFileSync(out, "");
+    const { dev, ino } = statSync(out);
+    const lines = async (journalStream: string) => {
+      const proc = Bun.spawn([bin.path, "--port", "0"], { env: cleanEnv({ ...NO_DATABASE, JOURNAL_STREAM: journalStream }), stdout: Bun.file(out), stderr: "ignore" });
+      for (let i = 0; i < 100 && !readFileSync(out, "utf8").includes("database not ready"); i++) await Bun.sleep(20);
+      proc.kill("SIGTERM");
+      expect(await proc.exited).toBe(0);
+      return readFileSync(out, "utf8").split("\n").filter(Boolean);
+    };
+    const journal = await lines(`${dev}:${ino}`);
+    const first = (msg: string) => journal.find((l) => l.includes(`"msg":"${msg}"`))?.slice(0, 12);
+    expect([first("listening"), first("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED"), first("database not ready")]).toEqual([
+      '<6>{"time":"',
+      '<4>{"time":"',
+      '<3>{"time":"',
+    ]);
+    expect(journal.every((l) => /^<[3467]>\{/.test(l))).toBe(true);
+    // The variable alone (inherited by a shell, say) is not journald: plain JSON.
+    writeFileSync(out, "");
+    expect((await lines("1:2")).every((l) => l.startsWith("{"))).toBe(true);
   });
 
   test("SIGTERM while the database is down: exit 0 at once, not after the pool's 5 s grace", async () => {
@@ -728,7 +777,11 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
         ]);
         expect(run(["migrate"], { DATABASE_URL: url.toString() }).code).toBe(0);
         const after = await get(server, "/readyz");
-        expect([after.status, await after.text()]).toEqual([200, '{"detail":"READY"}']);
+        // No key configured in this test: ready, and /readyz says what that means.
+        expect([after.status, await after.text()]).toEqual([
+          200,
+          '{"detail":"READY","api_keys":0,"warning":"no API key configured: every API request answers 503 EXTERNAL_API_NOT_CONFIGURED"}',
+        ]);
       } finally {
         expect(await server.stop()).toBe(0);
         await serverSql.unsafe(`drop database if exists ${name} with (force)`);

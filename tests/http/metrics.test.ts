@@ -90,7 +90,7 @@ describeBackends("metrics on $name", (backend) => {
     await (await app.handle(new Request("http://localhost/healthz", { method: "POST" }))).text();
     const { text } = await scrape(app);
     expect(samples(text, `${P}http_requests_total`)).toEqual([
-      `${P}http_requests_total{method="GET",route="/docs",status="200"} 1`,
+      `${P}http_requests_total{method="GET",route="/docs",status="307"} 1`, // /docs/ is sent to /docs
       `${P}http_requests_total{method="GET",route="/external/v1/product-costs",status="200"} 2`,
       `${P}http_requests_total{method="GET",route="/external/v1/product-costs",status="401"} 1`,
       `${P}http_requests_total{method="GET",route="/external/v1/product-costs",status="422"} 1`,

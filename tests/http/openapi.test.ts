@@ -251,9 +251,27 @@ describe("Swagger UI at /docs works without internet access", () => {
         "connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     );
     expect(html).not.toMatch(/https?:|\/\/[a-z0-9.-]+\.[a-z]{2,}/i);
-    expect([...html.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1])).toEqual(["/docs/assets/swagger-ui-bundle.js"]);
-    expect([...html.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1])).toEqual(["/docs/assets/swagger-ui.css"]);
-    expect(html).toContain('SwaggerUIBundle({"dom_id":"#swagger-ui","url":"/openapi.json","deepLinking":true,"validatorUrl":"none","persistAuthorization":false})');
+    // Relative to /docs, so that a reverse proxy may serve the service under a sub-path.
+    expect([...html.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1])).toEqual(["docs/assets/swagger-ui-bundle.js"]);
+    expect([...html.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1])).toEqual(["docs/assets/swagger-ui.css"]);
+    expect(html).toContain('SwaggerUIBundle({"dom_id":"#swagger-ui","url":"openapi.json","deepLinking":true,"validatorUrl":"none","persistAuthorization":false})');
+    for (const [base, expected] of [["http://h/docs", "http://h/openapi.json"], ["https://h/costs/docs", "https://h/costs/openapi.json"]] as const) {
+      expect(new URL("openapi.json", base).toString()).toBe(expected);
+    }
+  });
+
+  test("/docs/ (where relative URLs would miss) is sent to /docs, relatively, keeping a proxy's sub-path", async () => {
+    const res = await app.get("/docs/", {});
+    expect([res.status, res.headers.get("location"), await res.text()]).toEqual([307, "../docs", ""]);
+    expect(new URL("../docs", "https://h/costs/docs/").toString()).toBe("https://h/costs/docs");
+  });
+
+  test("DOCS_ENABLED=false: /docs, its assets and /openapi.json answer 404", async () => {
+    const off = testApp(undefined as never, { keys: ring(KEY), docsEnabled: false });
+    for (const path of ["/docs", "/docs/", "/docs/assets/swagger-ui.css", "/openapi.json"]) {
+      const res = await off.get(path, {});
+      expect([path, res.status, await res.text()]).toEqual([path, 404, '{"detail":"Not Found"}']);
+    }
   });
 
   test.each([

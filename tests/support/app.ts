@@ -6,6 +6,7 @@ import { checkReadiness } from "../../src/db/readiness.ts";
 import type { Admission } from "../../src/http/admission.ts";
 import type { BufferBudget } from "../../src/http/read-ahead.ts";
 import { createApp } from "../../src/http/app.ts";
+import { clientAddress } from "../../src/http/client-address.ts";
 import { createHandler, type FetchHandler } from "../../src/http/handler.ts";
 import type { RateLimiter } from "../../src/http/rate-limit.ts";
 import { memoryLogger } from "../../src/log.ts";
@@ -40,6 +41,10 @@ export interface TestAppOptions {
   readAhead?: BufferBudget;
   /** The whole-request deadline applied to the body's delivery (0: none). */
   requestTimeoutMs?: number;
+  /** DOCS_ENABLED (default on). */
+  docsEnabled?: boolean;
+  /** Trusted proxies for the logged client address (TRUSTED_PROXIES). */
+  trustedProxies?: string;
 }
 
 export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
@@ -57,11 +62,13 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     admission: options.admission,
     rateLimiter: options.rateLimiter,
     metrics: options.metrics,
+    docsEnabled: options.docsEnabled,
   });
   const handle = createHandler(app, logger, {
     observe: options.metrics?.observer(app.routes),
     readAhead: options.readAhead,
     requestTimeoutMs: options.requestTimeoutMs,
+    clientAddress: clientAddress(options.trustedProxies),
   });
   return {
     handle,
