@@ -184,7 +184,8 @@ describe("serving over HTTP", () => {
 
   test("healthz answers without a key", async () => {
     const res = await fetch(`${server.url}/healthz`);
-    expect([res.status, await res.text()]).toEqual([200, '{"detail":"OK"}']);
+    const version = run(["--version"]).stdout; // "product-cost-export 0.1.0 (commit abc)"
+    expect([res.status, await res.text()]).toEqual([200, JSON.stringify({ detail: "OK", version: version.split(" ")[1], commit: version.split("commit ")[1]!.replace(")\n", "") })]);
   });
 
   test("readyz answers READY when the database is migrated", async () => {

@@ -37,7 +37,9 @@ describe("Swagger UI without internet access", () => {
     expect([res.status, res.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
     expect(html).not.toMatch(/https?:|\/\/[a-z0-9.-]+\.[a-z]{2,}/i);
     const assets = [...html.matchAll(/<(?:script src|link rel="stylesheet" href)="([^"]+)"/g)].map((m) => m[1]!);
-    expect(assets).toEqual(["/docs/assets/swagger-ui.css", "/docs/assets/swagger-ui-bundle.js"]);
+    // Relative to /docs, so that a proxy may put the service under a sub-path.
+    expect(assets).toEqual(["docs/assets/swagger-ui.css", "docs/assets/swagger-ui-bundle.js"]);
+    expect(assets.map((a) => new URL(a, "http://h/docs").pathname)).toEqual(["/docs/assets/swagger-ui.css", "/docs/assets/swagger-ui-bundle.js"]);
     for (const [path, file, type] of [
       ["/docs/assets/swagger-ui.css", "swagger-ui.css", "text/css; charset=utf-8"],
       ["/docs/assets/swagger-ui-bundle.js", "swagger-ui-bundle.js", "text/javascript; charset=utf-8"],

@@ -32,6 +32,7 @@ function samples(s: SettingSpec): [string, string] {
       if (s.env === "DATABASE_URL") return ["postgres://env-host/db", "postgres://flag-host/db"];
       if (s.env === "DATABASE_URL_FILE") return [fileWith("env-url", "postgres://env-host/db\n"), fileWith("flag-url", "postgres://flag-host/db")];
       if (s.env === "HOST") return ["env-host.internal", "127.0.0.2"];
+      if (s.env === "TRUSTED_PROXIES") return ["10.0.0.0/8", "127.0.0.1, ::1"];
       return ["/from/env", "/from/flag"];
   }
 }
