@@ -53,8 +53,8 @@ function notValidHttp(r: HostileRequest): boolean {
 }
 
 /** The named requests of the reliability issue, each with the status it must get. */
-/** `detail`: the "detail" field the JSON body must carry. */
-const NAMED: { name: string; head: string; status: number; detail?: string }[] = [
+/** `body`: the exact body; `detail`: the "detail" field the JSON body must carry (a body with more fields). */
+const NAMED: { name: string; head: string; status: number; body?: string; detail?: string }[] = [
   { name: "HTTP/1.0 with an empty Host", head: "GET /healthz HTTP/1.0\r\nHost:", status: 200, detail: "OK" },
   { name: "HTTP/1.0 without Host", head: "GET /healthz HTTP/1.0", status: 200, detail: "OK" },
   { name: "a Host with a port out of range", head: "GET /healthz HTTP/1.1\r\nHost: a:99999", status: 200 },
@@ -126,13 +126,16 @@ describeBinaryBackends("the executable on $name, over raw sockets", (backend) =>
       answers.push({
         name: r.name,
         status: a?.status ?? `no answer: ${JSON.stringify(raw.toString("latin1").slice(0, 80))}`,
+        ...(r.body !== undefined ? { body: a ? new TextDecoder().decode(a.body) : null } : {}),
         ...(r.detail !== undefined ? { detail: a ? JSON.parse(new TextDecoder().decode(a.body)).detail : null } : {}),
       });
       // The request's log line is written after its answer, where the Host once crashed the process.
       const line = await server.waitForLine((l) => l.request_id === `named-${i}`);
       expect({ name: r.name, logged: line.status }).toEqual({ name: r.name, logged: r.status });
     }
-    expect(answers).toEqual(NAMED.map((r) => ({ name: r.name, status: r.status, ...(r.detail !== undefined ? { detail: r.detail } : {}) })));
+    expect(answers).toEqual(
+      NAMED.map((r) => ({ name: r.name, status: r.status, ...(r.body !== undefined ? { body: r.body } : {}), ...(r.detail !== undefined ? { detail: r.detail } : {}) })),
+    );
     expect(server.proc.exitCode).toBeNull();
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect(server.lines.filter((l) => l.level === "error")).toEqual([]);
