@@ -271,6 +271,11 @@ export function readCommandLine(
     checkDatabaseUrl(database.url, database.source, problems);
   }
   if (command === "serve") {
+    // Serving sessions are read-only (default_transaction_read_only), so a server never
+    // looks read-write to them: the pool would wait for a host that cannot come.
+    if (database && /[?&]target_session_attrs=read-write(&|$)/.test(database.url)) {
+      problems.push(`${database.source}: target_session_attrs=read-write never matches the service's read-only sessions; use target_session_attrs=primary to read from the primary`);
+    }
     if ((out.tlsCertFile === undefined) !== (out.tlsKeyFile === undefined)) {
       problems.push("TLS_CERT_FILE and TLS_KEY_FILE must be set together");
     }

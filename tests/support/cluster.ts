@@ -25,6 +25,8 @@ export interface ClusterOptions {
   password?: string;
   /** Serve TLS with this certificate and key (PEM). */
   tls?: { cert: string; key: string };
+  /** A streaming-replication standby of this (running) cluster, made by pg_basebackup. */
+  standbyOf?: Cluster;
 }
 
 export interface Cluster {
@@ -76,7 +78,12 @@ export async function createCluster(settings: ClusterOptions = {}): Promise<Clus
   const auth = settings.password
     ? ["--auth-local=trust", "--auth-host=scram-sha-256", `--pwfile=${owned("pwfile", settings.password + "\n")}`]
     : ["-A", "trust"];
-  run([`${BIN}/initdb`, "-D", data, "-U", "postgres", ...auth, "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"], "initdb");
+  if (settings.standbyOf) {
+    // -R writes standby.signal and primary_conninfo: it starts as a hot standby that follows the primary.
+    run([`${BIN}/pg_basebackup`, "-h", "127.0.0.1", "-p", String(settings.standbyOf.port), "-U", "postgres", "-D", data, "-R", "-X", "stream", "--no-sync"], "pg_basebackup");
+  } else {
+    run([`${BIN}/initdb`, "-D", data, "-U", "postgres", ...auth, "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"], "initdb");
+  }
   const port = await freePort();
   const tls = settings.tls ? ` -c ssl=on -c ssl_cert_file=${owned("server.crt", settings.tls.cert)} -c ssl_key_file=${owned("server.key", settings.tls.key)}` : "";
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off${tls}`;

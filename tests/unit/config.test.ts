@@ -228,6 +228,14 @@ describe("settings belong to commands", () => {
   });
 });
 
+test("serve refuses target_session_attrs=read-write (its sessions are read-only: nothing would match); migrate takes it", () => {
+  const url = "postgres://svc@db1,db2/costs?target_session_attrs=read-write";
+  expect(() => loadConfig([], { DATABASE_URL: url })).toThrow(
+    new ConfigError("DATABASE_URL: target_session_attrs=read-write never matches the service's read-only sessions; use target_session_attrs=primary to read from the primary"),
+  );
+  expect(readCommandLine([], { DATABASE_URL: url }, "migrate").config.databaseUrl).toBe(url);
+});
+
 describe("the listen address", () => {
   test.each(["0.0.0.0", "127.0.0.1", "::", "::1", "[::1]", "localhost", "api.internal.example", "host-1"])("%s is accepted", (host) => {
     expect(loadConfig(["--host", host], {}).host).toBe(host);
