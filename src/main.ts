@@ -12,7 +12,7 @@ import { openDatabase } from "./db/open.ts";
 import { databaseProblem } from "./db/problems.ts";
 import { checkReadiness } from "./db/readiness.ts";
 import type { Database } from "./db/database.ts";
-import { heartbeat } from "./progress.ts";
+import { heartbeat, indexBuildDetail, type IndexBuildProgress } from "./progress.ts";
 import { refreshWithProgress } from "./db/refresh-progress.ts";
 import { createAdmission } from "./http/admission.ts";
 import { createApp } from "./http/app.ts";
@@ -126,6 +126,18 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   else logger.error("database not ready", { problem: ready.problem.code, cause: ready.problem.cause, fix: ready.problem.fix });
 }
 
+/**
+ * What an index build of the migration (on the pool's other session) has done, from
+ * PostgreSQL's own progress view: index builds are the long steps on a large database.
+ */
+async function indexBuildProgress(sql: Database["sql"]): Promise<string | undefined> {
+  const [p] = await sql<IndexBuildProgress[]>`
+    select command, phase, blocks_done::float8 as "blocksDone", blocks_total::float8 as "blocksTotal",
+           tuples_done::float8 as "tuplesDone", tuples_total::float8 as "tuplesTotal"
+    from pg_stat_progress_create_index where datname = current_database()`;
+  return p ? indexBuildDetail(p) : undefined;
+}
+
 async function runMigrate(config: Config, logger: Logger, options: { dryRun: boolean }): Promise<void> {
   const db = await openDatabase(config, false);
   try {
@@ -138,7 +150,7 @@ async function runMigrate(config: Config, logger: Logger, options: { dryRun: boo
     const started = performance.now();
     let beat: (() => void) | undefined;
     const applied = await migrate(db.sql, undefined, {
-      onStepStart: (step) => (beat = heartbeat("migrate", `${step.version} ${step.name}`)),
+      onStepStart: (step) => (beat = heartbeat("migrate", `${step.version} ${step.name}`, { probe: () => indexBuildProgress(db.sql) })),
       onStepDone: (step, ms) => {
         beat?.();
         logger.info("migration step done", { ...step, duration_ms: Math.round(ms) });

@@ -63,13 +63,43 @@ export function progressLines(command: string, options: ProgressOptions = {}): P
 }
 
 /**
- * For a step whose progress cannot be measured (one SQL statement): a line every `everyMs`
- * saying it is still running and for how long. Returns the function that stops it.
+ * For a step that is one SQL script: a line every `everyMs` saying it is still running and
+ * for how long, with what `probe` can tell of it (an index build's share done, say). Returns
+ * the function that stops it.
  */
-export function heartbeat(command: string, step: string, write: (line: string) => void = (l) => process.stderr.write(l + "\n"), everyMs = 5000): () => void {
+export function heartbeat(
+  command: string,
+  step: string,
+  options: { write?: (line: string) => void; everyMs?: number; probe?: () => Promise<string | undefined> } = {},
+): () => void {
+  const write = options.write ?? ((l: string) => process.stderr.write(l + "\n"));
   const started = performance.now();
-  const timer = setInterval(() => write(`${command}: ${step}: still running after ${Math.round((performance.now() - started) / 1000)} s`), everyMs);
-  return () => clearInterval(timer);
+  let stopped = false;
+  const timer = setInterval(async () => {
+    const seconds = Math.round((performance.now() - started) / 1000);
+    const detail = options.probe ? await options.probe().catch(() => undefined) : undefined;
+    if (!stopped) write(`${command}: ${step}: still running after ${seconds} s${detail ? `: ${detail}` : ""}`);
+  }, options.everyMs ?? 5000);
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+
+export interface IndexBuildProgress {
+  command: string;
+  phase: string;
+  blocksDone: number;
+  blocksTotal: number;
+  tuplesDone: number;
+  tuplesTotal: number;
+}
+
+/** pg_stat_progress_create_index as a progress detail: "create index: building index: scanning table, 45% (blocks 120 of 266)". */
+export function indexBuildDetail(p: IndexBuildProgress): string {
+  const [done, total, unit] = p.blocksTotal > 0 ? [p.blocksDone, p.blocksTotal, "blocks"] : [p.tuplesDone, p.tuplesTotal, "rows"];
+  const share = total > 0 ? `, ${Math.floor((done / total) * 100)}% (${unit} ${done} of ${total})` : "";
+  return `${p.command.toLowerCase()}: ${p.phase}${share}`;
 }
 
 /** Bytes as the progress line shows them. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { heartbeat, megabytes, progressLines } from "../../src/progress.ts";
+import { heartbeat, indexBuildDetail, megabytes, progressLines } from "../../src/progress.ts";
 
 describe("progress on stderr", () => {
   test("not a terminal: whole lines, the share, an estimate, and always the line that ends a step", () => {
@@ -40,7 +40,7 @@ describe("progress on stderr", () => {
 
   test("a heartbeat for a step that cannot be measured, until stopped", async () => {
     const out: string[] = [];
-    const stop = heartbeat("migrate", "0005 rollup_v2", (l) => out.push(l), 20);
+    const stop = heartbeat("migrate", "0005 rollup_v2", { write: (l) => out.push(l), everyMs: 20 });
     await Bun.sleep(70);
     stop();
     const seen = out.length;
@@ -48,5 +48,18 @@ describe("progress on stderr", () => {
     expect(seen).toBeGreaterThanOrEqual(2);
     expect(out.length).toBe(seen);
     expect(out[0]).toBe("migrate: 0005 rollup_v2: still running after 0 s");
+  });
+
+  test("a heartbeat carries what the probe reports: an index build's phase and share", async () => {
+    const out: string[] = [];
+    const detail = indexBuildDetail({ command: "CREATE INDEX", phase: "building index: scanning table", blocksDone: 1200, blocksTotal: 2665, tuplesDone: 0, tuplesTotal: 0 });
+    expect(detail).toBe("create index: building index: scanning table, 45% (blocks 1200 of 2665)");
+    expect(indexBuildDetail({ command: "CREATE INDEX", phase: "building index: loading tuples in tree", blocksDone: 0, blocksTotal: 0, tuplesDone: 50, tuplesTotal: 200 })).toBe(
+      "create index: building index: loading tuples in tree, 25% (rows 50 of 200)",
+    );
+    const stop = heartbeat("migrate", "0002 daily_costs_by_date", { write: (l) => out.push(l), everyMs: 20, probe: async () => detail });
+    await Bun.sleep(50);
+    stop();
+    expect(out[0]).toBe(`migrate: 0002 daily_costs_by_date: still running after 0 s: ${detail}`);
   });
 });
