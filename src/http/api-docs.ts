@@ -33,7 +33,7 @@ const REQUEST_ID = {
 };
 const RETRY_AFTER = {
   ...REQUEST_ID,
-  "Retry-After": { description: "Seconds to wait before trying again (with RATE_LIMITED and OVERLOADED).", schema: { type: "integer" } as const },
+  "Retry-After": { description: "Seconds to wait before trying again (with RATE_LIMITED, OVERLOADED and DATABASE_UNAVAILABLE).", schema: { type: "integer" } as const },
 };
 
 /**

@@ -51,6 +51,9 @@ export function failureStatus(error: unknown): 500 | 503 {
   return isDatabaseUnavailable(error) ? 503 : 500;
 }
 
+/** What a 503 DATABASE_UNAVAILABLE tells clients to wait before trying again. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 export function createErrorHandler() {
   return ({ code, error, request }: { code: unknown; error: unknown; request: Request }): Response => {
     if (error instanceof ApiError) {
@@ -61,7 +64,8 @@ export function createErrorHandler() {
     if (code === "NOT_FOUND") return routeNotMatched(request);
     const context = contextOf(request);
     context.error = error;
-    if (failureStatus(error) === 503) return detailResponse(503, DATABASE_UNAVAILABLE().detail);
+    // Transient by nature (a restart, a migration, a grant away): clients may retry.
+    if (failureStatus(error) === 503) return detailResponse(503, DATABASE_UNAVAILABLE().detail, { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) });
     // Nobody reads this answer; the status is for the log line (nginx's 499).
     if (error instanceof ClientClosedRequestError) return detailResponse(499, "CLIENT_CLOSED_REQUEST");
     return detailResponse(500, INTERNAL_ERROR().detail);

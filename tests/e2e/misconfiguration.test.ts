@@ -72,6 +72,9 @@ describeWithPostgres("misconfiguration", () => {
       expect(startup).toMatchObject({ level: "error", problem: "MIGRATIONS_PENDING", fix: "run `product-cost-export migrate` with a DATABASE_URL of the tables' owner" });
 
       expect(await get(s, JAN)).toEqual({ status: 503, body: UNAVAILABLE });
+      // As during a `migrate` beside the service: 503 with Retry-After, never a 500.
+      const again = await fetch(s.url + JAN, { headers: { authorization: `Bearer ${KEY}` } });
+      expect([again.status, again.headers.get("retry-after"), await again.text()]).toEqual([503, "5", UNAVAILABLE]);
       const line = await s.waitForLine((l) => l.msg === "request" && l.path === "/external/v1/product-costs");
       expect(line).toMatchObject({ level: "error", status: 503, problem: "MIGRATIONS_PENDING", error_code: "42P01" });
       expect(String(line.error)).toMatch(/^relation "\w+" does not exist$/);
@@ -92,6 +95,9 @@ describeWithPostgres("misconfiguration", () => {
     test("a role that may connect but not SELECT: 503, a line that says to grant SELECT; the GRANT fixes it at once", async () => {
       const s = await start(urlWith((u) => (u.username = ROLE), db.url));
       expect(await get(s, JAN)).toEqual({ status: 503, body: UNAVAILABLE });
+      // As during a `migrate` beside the service: 503 with Retry-After, never a 500.
+      const again = await fetch(s.url + JAN, { headers: { authorization: `Bearer ${KEY}` } });
+      expect([again.status, again.headers.get("retry-after"), await again.text()]).toEqual([503, "5", UNAVAILABLE]);
       const line = await s.waitForLine((l) => l.msg === "request" && l.path === "/external/v1/product-costs");
       expect(line).toMatchObject({ status: 503, problem: "PERMISSION_DENIED", error_code: "42501" });
       expect(String(line.error)).toMatch(/^permission denied for table \w+$/);
