@@ -27,8 +27,9 @@ export function keyFileLine(key: string, label?: string): string {
 /** Reads a line from the terminal without showing it (raw mode: no echo); Ctrl-C aborts. */
 export async function promptHidden(prompt: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(prompt);
+  // No echo before the prompt shows: what is typed as soon as it appears stays hidden.
   stdin.setRawMode(true);
+  process.stderr.write(prompt);
   stdin.resume();
   try {
     return await new Promise<string>((resolve, reject) => {

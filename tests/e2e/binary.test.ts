@@ -95,8 +95,10 @@ describe("the executable's commands", () => {
       "import os, pty, sys, time",
       "pid, fd = pty.fork()",
       `if pid == 0: os.execv(sys.argv[1], [sys.argv[1], "hash-key"])`,
-      "time.sleep(0.5); os.write(fd, b'typed-secret-0123\\r')",
+      // Type only once the prompt is up (raw mode is on by then): typing earlier would be echoed.
       "out = b''",
+      "while b'not shown' not in out: out += os.read(fd, 1024)",
+      "os.write(fd, b'typed-secret-0123\\r')",
       "while True:",
       "    try: chunk = os.read(fd, 1024)",
       "    except OSError: break",

@@ -455,7 +455,7 @@ describe("health routes and logs", () => {
     const { dev, ino } = statSync(out);
     const lines = async (journalStream: string) => {
       const proc = Bun.spawn([bin.path, "--port", "0"], { env: cleanEnv({ ...NO_DATABASE, JOURNAL_STREAM: journalStream }), stdout: Bun.file(out), stderr: "ignore" });
-      for (let i = 0; i < 100 && !readFileSync(out, "utf8").includes("database not ready"); i++) await Bun.sleep(20);
+      for (let i = 0; i < 500 && !readFileSync(out, "utf8").includes("database not ready"); i++) await Bun.sleep(20);
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
       return readFileSync(out, "utf8").split("\n").filter(Boolean);
