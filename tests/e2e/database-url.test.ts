@@ -12,6 +12,7 @@ import { createPool, type Sql } from "../../src/db/client.ts";
 import { isolatedBinary, startBinary } from "../support/binary.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
+import { unusedPort } from "../support/ports.ts";
 
 const PASSWORD = "s3cret-Pa$$word";
 const work = mkdtempSync(join(tmpdir(), "pce-dburl-"));
@@ -23,14 +24,6 @@ async function certificate(name: string): Promise<{ cert: string; key: string; c
     "-keyout", keyFile, "-out", certFile, "-days", "2", "-subj", `/CN=${name}`, "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], { stdout: "pipe", stderr: "pipe" });
   if ((await p.exited) !== 0) throw new Error(`openssl failed: ${await new Response(p.stderr).text()}`);
   return { cert: await Bun.file(certFile).text(), key: await Bun.file(keyFile).text(), certFile };
-}
-
-/** A closed port on this machine: a host that is down. */
-function closedPort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
 }
 
 describeWithPostgres("DATABASE_URL against a server that wants a password and offers TLS", () => {
@@ -88,7 +81,7 @@ describeWithPostgres("DATABASE_URL against a server that wants a password and of
   });
 
   test("several hosts: the first one down, the next one serves; target_session_attrs=primary picks the primary", async () => {
-    const url = `postgres://postgres:${encodedPassword}@127.0.0.1:${closedPort()},127.0.0.1:${cluster.port}/postgres?target_session_attrs=primary`;
+    const url = `postgres://postgres:${encodedPassword}@127.0.0.1:${unusedPort()},127.0.0.1:${cluster.port}/postgres?target_session_attrs=primary`;
     expect((await session(url)).ssl).toBe(true);
   });
 

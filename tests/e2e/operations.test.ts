@@ -13,6 +13,7 @@ import { describeWithPostgres } from "../support/postgres.ts";
 import { MIGRATIONS } from "../../src/db/migrations.ts";
 import { cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { SERVER_URL, testDatabase } from "../support/database.ts";
+import { unusedPort } from "../support/ports.ts";
 
 const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
 const READ_ONLY_ROLE_SQL = resolve(import.meta.dir, "../../sql/roles/read-only-role.sql");
@@ -484,7 +485,7 @@ describe("health routes and logs", () => {
 
   test("LOG_LEVEL=warn drops the info lines (requests that went well, start, stop) and keeps warnings and errors", async () => {
     // No line carries the URL at this level, so the port is chosen here.
-    const port = freePort();
+    const port = unusedPort();
     const server = await startBinary(bin.path, { ...NO_DATABASE, LOG_LEVEL: "warn" }, ["--port", String(port)], bin.dir, {
       ready: (l) => String(l.msg).startsWith("no API key configured"),
       url: () => `http://127.0.0.1:${port}`,
@@ -505,14 +506,6 @@ describe("health routes and logs", () => {
     ]);
   });
 });
-
-/** A port nothing listens on right now (the kernel's choice for a socket opened and closed at once). */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
 
 describe("systemd", () => {
   const unitText = (kind?: string) => {

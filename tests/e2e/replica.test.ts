@@ -11,17 +11,10 @@ import { cleanEnv, isolatedBinary, startBinary } from "../support/binary.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
+import { unusedPort } from "../support/ports.ts";
 
 const KEY = "replica-test-key-7d2c";
 const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
-
-/** A port nothing listens on: a host that is down. */
-function closedPort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
 
 describeWithPostgres("a primary and its hot standby", () => {
   let primary: Cluster;
@@ -64,7 +57,7 @@ describeWithPostgres("a primary and its hot standby", () => {
 
   // (read-write is refused for serve at start: its sessions are read-only, so none would match; see config.ts.)
   test("target_session_attrs picks the standby or the primary, whatever the order, past a host that is down", async () => {
-    const down = closedPort();
+    const down = unusedPort();
 expect(await inRecovery([down, primary.port, standby.port], "prefer-standby")).toBe(true);
     expect(await inRecovery([down, primary.port, standby.port], "standby")).toBe(true);
     expect(await inRecovery([down, standby.port, primary.port], "primary")).toBe(false);
@@ -74,7 +67,7 @@ expect(await inRecovery([down, primary.port, standby.port], "prefer-standby")).t
 
   test("the executable serves exact rows from the standby, the first host being down", async () => {
     const bin = isolatedBinary();
-    const url = `postgres://postgres@127.0.0.1:${closedPort()},127.0.0.1:${standby.port}/postgres?target_session_attrs=standby`;
+    const url = `postgres://postgres@127.0.0.1:${unusedPort()},127.0.0.1:${standby.port}/postgres?target_session_attrs=standby`;
     const server = await startBinary(bin.path, { DATABASE_URL: url, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
     try {
       const ready = await fetch(`${server.url}/readyz`);

@@ -6,6 +6,7 @@
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { unusedPort } from "./ports.ts";
 
 /**
  * The directory of PostgreSQL's programs (initdb, pg_ctl): PG_BIN_DIR when set (only it),
@@ -51,13 +52,6 @@ function run(args: string[], what: string): void {
   if (r.exitCode !== 0) throw new Error(`${what} failed (${r.exitCode}): ${r.stderr.toString()}${r.stdout.toString()}`);
 }
 
-async function freePort(): Promise<number> {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
-
 export async function createCluster(settings: ClusterOptions = {}): Promise<Cluster> {
   const BIN = postgresBinDir();
   if (!BIN) throw new Error("PostgreSQL's programs (initdb, pg_ctl) are not installed: set PG_BIN_DIR or install postgresql");
@@ -84,7 +78,7 @@ export async function createCluster(settings: ClusterOptions = {}): Promise<Clus
   } else {
     run([`${BIN}/initdb`, "-D", data, "-U", "postgres", ...auth, "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"], "initdb");
   }
-  const port = await freePort();
+  const port = unusedPort();
   const tls = settings.tls ? ` -c ssl=on -c ssl_cert_file=${owned("server.crt", settings.tls.cert)} -c ssl_key_file=${owned("server.key", settings.tls.key)}` : "";
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off${tls}`;
   let running = false;
