@@ -241,11 +241,14 @@ export async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<
           await tx`update products set product_id = ${id + 20_000}, erp_sku = 'MOVED' where product_id = ${id}
                    and not exists (select 1 from products where product_id = ${id + 20_000})`;
         } else {
-          // The ETL's product upsert: unchanged products, changed ones, and a brand-new one.
+          // The ETL's product upsert: unchanged products, changed ones, and a brand-new one
+          // (unless an earlier upsert drew the same id: one statement may not name a key twice).
+          const fresh = 1000 + r.int(0, 10_000);
           await tx`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample)
                    select p.product_id, p.erp_product_id, case when p.product_id % 2 = 0 then p.erp_sku else 'UP-' || p.product_id end,
                           p.product_name, p.is_sample from products p
-                   union all select ${1000 + r.int(0, 10_000)}, null, 'NEW-PRODUCT', null, false
+                   union all select ${fresh}, null, 'NEW-PRODUCT', null, false
+                     where not exists (select 1 from products where product_id = ${fresh})
                    on conflict (product_id) do update set erp_sku = excluded.erp_sku`;
         }
       });
