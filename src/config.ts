@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { DatabaseUrlError, parseDatabaseUrl } from "./db/connection-url.ts";
+import { DatabaseUrlError, parseDatabaseUrl, type DatabaseTarget } from "./db/connection-url.ts";
 import { parseTrustedProxies } from "./http/client-address.ts";
 
 export class ConfigError extends Error {
@@ -266,14 +266,15 @@ export function readCommandLine(
   out.credentialsDirectory = env.CREDENTIALS_DIRECTORY || undefined;
 
   const database = databaseUrlOf(out, flags.has("database-url") ? "--database-url" : "DATABASE_URL", problems);
+  let target: DatabaseTarget | undefined;
   if (database) {
     out.databaseUrl = database.url;
-    checkDatabaseUrl(database.url, database.source, problems);
+    target = checkDatabaseUrl(database.url, database.source, problems);
   }
   if (command === "serve") {
     // Serving sessions are read-only (default_transaction_read_only), so a server never
     // looks read-write to them: the pool would wait for a host that cannot come.
-    if (database && /[?&]target_session_attrs=read-write(&|$)/.test(database.url)) {
+    if (database && target?.targetSessionAttrs === "read-write") {
       problems.push(`${database.source}: target_session_attrs=read-write never matches the service's read-only sessions; use target_session_attrs=primary to read from the primary`);
     }
     if ((out.tlsCertFile === undefined) !== (out.tlsKeyFile === undefined)) {
@@ -331,12 +332,13 @@ function databaseUrlOf(out: Record<string, unknown>, source: string, problems: s
 }
 
 // The URL itself is never echoed: it may hold a password.
-function checkDatabaseUrl(url: string, source: string, problems: string[]): void {
+function checkDatabaseUrl(url: string, source: string, problems: string[]): DatabaseTarget | undefined {
   try {
-    parseDatabaseUrl(url);
+    return parseDatabaseUrl(url);
   } catch (err) {
     if (!(err instanceof DatabaseUrlError)) throw err;
     problems.push(`${source}: ${err.message} (expected postgres://user:password@host:5432/database)`);
+    return undefined;
   }
 }
 

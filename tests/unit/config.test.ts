@@ -234,6 +234,8 @@ test("serve refuses target_session_attrs=read-write (its sessions are read-only:
     new ConfigError("DATABASE_URL: target_session_attrs=read-write never matches the service's read-only sessions; use target_session_attrs=primary to read from the primary"),
   );
   expect(readCommandLine([], { DATABASE_URL: url }, "migrate").config.databaseUrl).toBe(url);
+  // However it is written: the parsed value counts, not the text.
+  expect(() => loadConfig([], { DATABASE_URL: "postgres://svc@db1/costs?target_session_attrs=read%2Dwrite" })).toThrow(ConfigError);
 });
 
 describe("the listen address", () => {
