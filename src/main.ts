@@ -139,7 +139,8 @@ async function indexBuildProgress(sql: Database["sql"]): Promise<string | undefi
 }
 
 async function runMigrate(config: Config, logger: Logger, options: { dryRun: boolean }): Promise<void> {
-  const db = await openDatabase(config, false);
+  // An embedded data dir is migrated when opened, unless this is only a look.
+  const db = await openDatabase(config, false, logger, { migrate: !options.dryRun });
   try {
     if (options.dryRun) {
       const steps = await plannedMigrations(db.sql);

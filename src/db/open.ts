@@ -46,10 +46,11 @@ export function openExternal(config: Config, options: { readOnly: boolean; max: 
  * the demo data by default; in DATA_DIR without it unless DEMO_DATA says so).
  * Serving uses read-only sessions; migrate and load-csv write.
  */
-export async function openDatabase(config: Config, readOnly: boolean, logger?: Logger): Promise<Database> {
+export async function openDatabase(config: Config, readOnly: boolean, logger?: Logger, options: { migrate?: boolean } = {}): Promise<Database> {
   // Writing commands (migrate, refresh, load-csv) need two sessions: the refresh renders two answers at once.
   if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? config.dbPoolMax : 2, logger });
   return openEmbedded({
+    migrate: options.migrate,
     dataDir: config.dataDir,
     demoData: config.demoData ?? config.dataDir === undefined,
     readOnly,

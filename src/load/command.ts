@@ -31,9 +31,10 @@ function openInput(file: string): { pieces: AsyncIterable<string>; size: number 
   else {
     try {
       const stat = statSync(file);
-      if (!stat.isFile()) throw Object.assign(new Error(), { code: stat.isDirectory() ? "EISDIR" : "not a regular file" });
+      if (stat.isDirectory()) throw Object.assign(new Error(), { code: "EISDIR" });
       accessSync(file, constants.R_OK);
-      size = stat.size;
+      // A pipe (`<(gunzip -c costs.csv.gz)`) has no size: progress then counts rows, as for stdin.
+      size = stat.isFile() ? stat.size : undefined;
     } catch (err) {
       throw new ConfigError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }

@@ -9,6 +9,7 @@ import { openEmbedded, type EmbeddedDatabase } from "../../src/db/embedded/embed
 import { loadFixture } from "../support/fixtures.ts";
 import { KEY, testApp } from "../support/app.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
+import { plannedMigrations } from "../../src/db/migrations.ts";
 
 const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
 const opened: EmbeddedDatabase[] = [];
@@ -83,6 +84,22 @@ describe("embedded database", () => {
     expect(second.description).toBe(`embedded PostgreSQL (PGlite) in data dir ${dir}, existing database`);
     const res = await testApp(second.sql).get(JAN, { authorization: `Bearer ${KEY}` });
     expect([res.status, await res.text()]).toEqual([200, JANUARY_NORMAL]);
+  });
+
+  test("a data dir an older build left behind: opened without migrating, it shows the pending step (migrate --dry-run); opened as usual, it is migrated", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pce-datadir-old-"));
+    const made = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000 });
+    // As a build without 0005 would have left it (0005 makes again what is missing, so dropping it all is a fair "before").
+    await made.sql`delete from schema_migrations where version = '0005'`;
+    await made.close();
+    for (let i = 0; i < 2; i++) {
+      const look = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000, migrate: false });
+      expect(await plannedMigrations(look.sql)).toEqual([{ version: "0005", name: "rollup_v2", action: "run" }]);
+      await look.close();
+    }
+    const opened = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000 });
+    expect(await plannedMigrations(opened.sql)).toEqual([]);
+    await opened.close();
   });
 
   test("a data dir in use is refused with a clear configuration error", async () => {

@@ -145,6 +145,10 @@ describe("an operator's data in --data-dir", () => {
     expect(d.code).toBe(0);
     expect(d.stderr).toMatch(/^load-csv: loading stdin: 100% \(12 rows of 12 rows\) in \d+\.\d s$/m);
     expect(JSON.parse(d.stdout.trim())).toMatchObject({ msg: "csv loaded", table: "product_daily_costs", file: "stdin", rows: 12, inserted: 12, updated: 0 });
+    // From a pipe (bash's process substitution): no size, so progress counts rows.
+    const piped = Bun.spawnSync(["bash", "-c", `"$0" load-csv product_daily_costs <(cat "$1") --data-dir "$2"`, bin.path, files.daily, dataDir], { env: cleanEnv(), stdout: "pipe", stderr: "pipe" });
+    expect([piped.exitCode, JSON.parse(piped.stdout.toString().trim()).rows]).toEqual([0, 12]);
+    expect(piped.stderr.toString()).toMatch(/: 100% \(12 rows of 12 rows\) in \d+\.\d s$/m);
     // Again: the same keys, now updates.
     const again = run(["load-csv", "product_daily_costs", files.daily], { DATA_DIR: dataDir });
     expect(JSON.parse(again.stdout.trim())).toMatchObject({ rows: 12, inserted: 0, updated: 12 });

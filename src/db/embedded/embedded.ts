@@ -27,6 +27,8 @@ export interface EmbeddedOptions {
   demoData: boolean;
   /** Serving: read-only sessions after migrations. `migrate`/`load-csv`: writable. */
   readOnly: boolean;
+  /** Apply missing migrations on open (default); `migrate --dry-run` opens without. */
+  migrate?: boolean;
   connectTimeoutMs: number;
 }
 
@@ -155,7 +157,7 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDa
   try {
     // A data dir made by an older build gets the newer migrations (and the refresh that
     // builds what they need); a seed is already current, and refreshed.
-    if ((await migrate(sql)).length > 0) await refreshRollup(sql);
+    if (options.migrate !== false && (await migrate(sql)).length > 0) await refreshRollup(sql);
     if (options.readOnly) {
       await sql`set default_transaction_read_only = on`;
       for (const [name, value] of Object.entries(SERVING_SETTINGS)) await sql`select set_config(${name}, ${value}, false)`;
