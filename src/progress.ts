@@ -77,7 +77,9 @@ export function heartbeat(
   let stopped = false;
   const timer = setInterval(async () => {
     const seconds = Math.round((performance.now() - started) / 1000);
-    const detail = options.probe ? await options.probe().catch(() => undefined) : undefined;
+    // A probe that cannot answer soon (the embedded database's one session is busy with the
+    // step itself) must not hold the line back.
+    const detail = options.probe ? await Promise.race([options.probe().catch(() => undefined), Bun.sleep(1000).then(() => undefined)]) : undefined;
     if (!stopped) write(`${command}: ${step}: still running after ${seconds} s${detail ? `: ${detail}` : ""}`);
   }, options.everyMs ?? 5000);
   return () => {

@@ -111,7 +111,8 @@ export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonl
 export function parseKeyFile(text: string, source: string): KeyEntry[] {
   const out: KeyEntry[] = [];
   const problems: string[] = [];
-  text.split(/\r?\n/).forEach((line, i) => {
+  // A byte order mark (a file saved by a Windows editor) is not part of the first key.
+  text.replace(/^\ufeff/, "").split(/\r?\n/).forEach((line, i) => {
     const trimmed = line.trim();
     if (!trimmed || trimmed.startsWith("#")) return;
     const where = `${source} line ${i + 1}`;

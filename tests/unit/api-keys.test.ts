@@ -61,6 +61,13 @@ describe("API key ring", () => {
     expect(parseKeyFile("# keys\n\n  k1  \r\nk2\n#k3\n", "f").map((e) => e.value)).toEqual(["k1", "k2"]);
   });
 
+  test("a key file saved with a byte order mark and CRLF line ends reads the same keys", () => {
+    expect(parseKeyFile("\ufeffwindows-key-0123456789  # from Notepad\r\nsecond-key-0123456789\r\n", "f")).toEqual([
+      { value: "windows-key-0123456789", source: "f line 1", label: "from Notepad" },
+      { value: "second-key-0123456789", source: "f line 2" },
+    ]);
+  });
+
   test("an inline `# label` after a key or digest names it; other text after a key is refused", () => {
     const digest = `sha256:${sha256Hex("labelled-key-0123456")}`;
     const entries = parseKeyFile(`plain-key-0123456789  # BI laptop (Ann)\n${digest}\t#  ETL  \nbare-key-0123456789 #\nk#not-a-label-0123\n`, "f");

@@ -62,4 +62,12 @@ describe("progress on stderr", () => {
     stop();
     expect(out[0]).toBe(`migrate: 0002 daily_costs_by_date: still running after 0 s: ${detail}`);
   });
+
+  test("a probe that cannot answer (the one session busy with the step) does not hold the heartbeat back", async () => {
+    const out: string[] = [];
+    const stop = heartbeat("migrate", "0005 rollup_v2", { write: (l) => out.push(l), everyMs: 20, probe: () => new Promise<string>(() => {}) });
+    await Bun.sleep(1150);
+    stop();
+    expect(out[0]).toBe("migrate: 0005 rollup_v2: still running after 0 s");
+  });
 });
