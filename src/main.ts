@@ -241,7 +241,7 @@ function printVersion(): void {
 
 async function main(argv: string[]): Promise<void> {
   const first = argv[0];
-  if (first === "--version" || first === "-v" || first === "version") return printVersion();
+  if (first === "--version" || first === "-v") return printVersion();
   if (first === undefined || first.startsWith("-")) {
     if (first === "--help" || first === "-h") return void process.stdout.write(overviewHelp() + "\n");
   } else if (first === "help") {

@@ -58,6 +58,7 @@ describe("the executable's commands", () => {
     [["hash-key", "--log-level", "debug", "k"], {}, "product-cost-export: hash-key reads no settings (--log-level is a setting of serve, migrate, refresh, load-csv)\n"],
     [["help", "frobnicate"], {}, "product-cost-export: unknown command \"frobnicate\" (see --help)\n"],
     [["print-sql", "everything"], {}, "product-cost-export: print-sql prints one of: read-only-role\n"],
+    [["version", "--verbose"], {}, "product-cost-export: unknown flag --verbose (see version --help)\n"],
     [["generate-key", "--label", "two\nlines"], {}, 'product-cost-export: generate-key: --label must be 1 to 64 printable characters on one line, got "two\\nlines"\n'],
     [["hash-key", "a key with spaces"], {}, "product-cost-export: hash-key: an API key is visible ASCII characters only (no spaces, no other alphabets)\n"],
   ] as const)("usage error %p: one line, exit 2", (args, env, message) => {
