@@ -27,7 +27,7 @@ import { metricsRoute } from "./metrics-route.ts";
 import { negotiateCompression } from "./compression.ts";
 import { preferredRowFormat } from "./accept.ts";
 import { contextOf } from "./request-context.ts";
-import { compactJson, detailResponse, jsonResponse } from "./responses.ts";
+import { compactJson, jsonResponse } from "./responses.ts";
 import { rowsResponse } from "./rows-response.ts";
 
 export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
@@ -75,7 +75,7 @@ export function createApp(deps: AppDeps) {
       const presented = bearerCredentials(request.headers.get("authorization"));
       const match = presented === null ? null : keys.match(presented);
       if (!match) throw INVALID_API_KEY();
-      Object.assign(contextOf(request), { key: match.label ?? match.fingerprint, keyLabel: match.label });
+      contextOf(request).key = match;
       deps.rateLimiter?.take(match.fingerprint);
       return {};
     })

@@ -152,7 +152,8 @@ function logRequest(
   if (outcome.bytes !== undefined) fields.bytes = outcome.bytes;
   if (status !== sent) fields.status_sent = sent;
   if (context.rows !== undefined) fields.rows = context.rows;
-  if (context.key) fields.key = context.key;
+  // Logs name a key by its label, else by its fingerprint; never by the key.
+  if (context.key) fields.key = context.key.label ?? context.key.fingerprint;
   if (context.firstRowsMs !== undefined) fields.first_rows_ms = Math.round(context.firstRowsMs * 10) / 10;
   if (context.client !== undefined) fields.client = context.client;
   const agent = context.userAgent;

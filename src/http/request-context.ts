@@ -3,6 +3,7 @@
 // (by label or fingerprint), how many rows went out, and whether the body is streamed (its end is
 // then watched by the handler).
 
+import type { KeyMatch } from "../auth/api-keys.ts";
 import { requestTarget, type RequestTarget } from "./request-target.ts";
 
 export interface RequestContext {
@@ -10,10 +11,8 @@ export interface RequestContext {
   startedAt: number;
   /** The path and query the app routes and validates (never the Host header). */
   target: RequestTarget;
-  /** The key used, as logs and metrics name it: its label from the key file, else its fingerprint. */
-  key?: string;
-  /** The key's label alone (metrics name unlabelled keys "unlabelled", never by fingerprint). */
-  keyLabel?: string;
+  /** The key used: its fingerprint, and its label from the key file if it has one. */
+  key?: KeyMatch;
   /** Who sent it: the peer, or the client a trusted proxy names (client-address.ts). */
   client?: string;
   userAgent?: string;

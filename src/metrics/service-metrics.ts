@@ -128,7 +128,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
         const route = routes.has(path) ? path : UNMATCHED_ROUTE;
         const method = METHODS.has(request.method) ? request.method : "OTHER";
         requests.inc({ method, route, status: String(status) });
-        if (context.key !== undefined) keyRequests.inc({ key: context.keyLabel ?? "unlabelled", status: String(status) });
+        if (context.key) keyRequests.inc({ key: context.key.label ?? "unlabelled", status: String(status) });
         if (end !== "complete") cutShort.inc({ cause: end === "client_closed" ? "client" : "server" });
         duration.observe({ route }, seconds);
         if (context.rows !== undefined) rows.inc({ format: context.format ?? "json" }, context.rows);

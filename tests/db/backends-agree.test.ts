@@ -1,6 +1,6 @@
 // The embedded database keeps the contract: for the same data it answers exactly what a
 // real PostgreSQL answers. Reported as skipped where there is no PostgreSQL.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { backends, type BackendHandle } from "../support/backends.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { testApp, type TestApp } from "../support/app.ts";

@@ -1,5 +1,5 @@
 // load-csv against each backend: upserts, nulls, exact decimals, and all-or-nothing failures.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { loadCsv, LoadError } from "../../src/load/load-csv.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 

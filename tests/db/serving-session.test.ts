@@ -3,7 +3,7 @@
 // embedded database's serving session is checked in tests/db/embedded.test.ts.
 // Reported as skipped where there is no PostgreSQL.
 
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, expect, test } from "bun:test";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { servicePool, testDatabase } from "../support/database.ts";
 import type { Sql } from "../../src/db/client.ts";

@@ -1,6 +1,6 @@
 // GET /external/v1/product-costs with Accept: text/csv, against a real database: the same
 // rows as the JSON, as RFC 4180 CSV; JSON stays the default; errors stay JSON.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { parseCsv as readCsv } from "../../src/load/csv.ts";

@@ -1,5 +1,5 @@
 // GET /external/v1/product-costs against a real database: rows, sums, order, headers.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { waitUntil } from "../support/faults.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
