@@ -11,145 +11,204 @@
 -- Order: erp_sku in byte order (collate "C", the same on every server and locale), nulls
 -- last, then erp_product_id, then the internal product_id.
 --
--- How (migration 0005): the range [$1, $2 + 1) has whole months [month_lo, month_hi) and
--- days before and after them. For the whole months, a product's totals are the difference
--- of two rows of product_month_costs (totals to date): through the month before month_hi,
--- less through the month before month_lo; both lookups clamp to the last month with any
--- data (`last`), through which every product with data has a row. That holds for every
--- (product, month) the refresh has seen; for the ones product_cost_changes names (written
--- since), the month's stale share (the difference of its two rows) is taken out and its daily
--- rows added instead. The days at either end always come from the daily rows, through the
--- date index. After a TRUNCATE (a change of everything), the whole range is added up from
--- the daily rows until the next refresh. (A single day has a statement of its own:
--- product_costs_one_day.sql.)
--- The query reads every table at one snapshot, so it equals a GROUP BY over the daily rows
--- at that snapshot, whether or not a refresh ran in between.
+-- How (migration 0006): a product's totals over [$1, $2] are its totals through $2 less its
+-- totals through the day before $1. Each is one row of product_cost_months: the totals
+-- before the month, plus, within it, the running sum at the last day with a row up to the
+-- edge (the k-th element, k the number of days with a row before the edge: a popcount of
+-- the month's bitmask) and the popcount of each amount's bitmask up to the edge. Inside one
+-- month both edges are in the same row (one row per product); otherwise the months of $1
+-- and $2 (two rows per product). A month after the last one of the rollup is that last
+-- month, whole. Then the notes writers left since the last refresh (product_cost_deltas)
+-- are added the same way: each note's change through $2 less its change before $1. After a
+-- TRUNCATE (a note of everything), the whole range is added up from the daily rows until
+-- the next refresh. (A single day has a statement of its own: product_costs_one_day.sql.)
+-- The statement reads every table at one snapshot, so it equals a GROUP BY over the daily
+-- rows at that snapshot, whether or not a refresh ran in between.
 -- The bounds are immutable expressions of $1 and $2 (no time zone involved; `bounds` is
--- inlined, not materialized), so the planner folds them to constants and drops the parts
--- a range does not have.
+-- inlined, not materialized), so the planner folds them to constants: the months looked up
+-- by key, the masks, and which of the parts below a range has at all.
 with bounds as not materialized (
   select
-    $1::date                                                                       as first_day,
-    $2::date + 1                                                                   as end_day,
-    (date_trunc('month', ($1::date - 1)::timestamp) + interval '1 month')::date    as month_lo,
-    date_trunc('month', ($2::date + 1)::timestamp)::date                           as month_hi
+    date_trunc('month', $1::date::timestamp)::date                  as from_month,
+    date_trunc('month', $2::date::timestamp)::date                  as to_month,
+    -- Bit d-1 stands for day d: the days of from_month before $1, of to_month through $2.
+    ((1::bigint << (extract(day from $1::date)::int - 1)) - 1)::int as before_first,
+    ((1::bigint << extract(day from $2::date)::int) - 1)::int       as through_last
 ),
--- Two facts of the whole database, each computed once (an InitPlan) and then a constant of
--- the plan: whether the log names everything, and the last month of the totals to date.
--- Each part below is gated on the first by a one-time filter, so it keeps its own index.
+-- Facts of the whole database, each computed once (an InitPlan) and then a constant of the
+-- plan: whether the log names everything, the last month of the rollup, and whether this
+-- range is cheaper to add up from its daily rows than to read from the rollup.
 facts as not materialized (
   select
-    (select exists (select 1 from product_cost_changes where product_id is null)) as everything,
-    (select max(month) from product_month_costs)                                  as last
+    (select exists (select 1 from product_cost_deltas where product_id is null)) as everything,
+    (select max(month) from product_cost_months)                              as last,
+    (select exists (select 1 from product_cost_deltas where product_id is null)) or coalesce(
+      -- The range's daily rows (its days × the table's rows per day of data, from the planner's
+      -- statistics) against the rollup's (a row per product, two for a range over several
+      -- months), weighed by what each costs to read (measured at 50,000 products,
+      -- docs/performance.md). So a day or two, or a short range across a month's end, is
+      -- added up from its daily rows, like the naive GROUP BY.
+      ($2::date - $1::date + 1)
+        * (select reltuples from pg_class where oid = 'product_daily_costs'::regclass)
+        / nullif((select max(cost_date) from product_daily_costs) - (select min(cost_date) from product_daily_costs) + 1, 0)
+      < (select reltuples from pg_class where oid = 'products'::regclass)
+        * case when date_trunc('month', $1::date::timestamp) = date_trunc('month', $2::date::timestamp) then 0.7 else 2 end,
+      false) as by_day
 ),
--- The changed (product, month) pairs inside the whole months of the range.
-changed as materialized (
-  select distinct c.product_id, c.month
-  from product_cost_changes c, bounds b
-  where c.product_id is not null and c.month >= b.month_lo and c.month < b.month_hi
-),
--- Whole months from the totals to date: through month_hi - 1 month, less through month_lo - 1 month.
-whole_months as (
+-- A range inside one month: both edges from that month's row (none when the month is past
+-- the rollup's last: nothing folded there).
+one_month as (
   select
-    e.product_id,
-    e.rows_to_date                          - coalesce(s.rows_to_date, 0)                          as row_count,
-    e.purchase_cost_usd_to_date             - coalesce(s.purchase_cost_usd_to_date, 0)             as purchase_cost_usd,
-    e.purchase_cost_usd_count_to_date       - coalesce(s.purchase_cost_usd_count_to_date, 0)       as purchase_cost_usd_count,
-    e.inbound_freight_usd_to_date           - coalesce(s.inbound_freight_usd_to_date, 0)           as inbound_freight_usd,
-    e.inbound_freight_usd_count_to_date     - coalesce(s.inbound_freight_usd_count_to_date, 0)     as inbound_freight_usd_count,
-    e.shipping_to_customer_usd_to_date      - coalesce(s.shipping_to_customer_usd_to_date, 0)      as shipping_to_customer_usd,
-    e.shipping_to_customer_usd_count_to_date - coalesce(s.shipping_to_customer_usd_count_to_date, 0) as shipping_to_customer_usd_count,
-    e.warehouse_fees_usd_to_date            - coalesce(s.warehouse_fees_usd_to_date, 0)            as warehouse_fees_usd,
-    e.warehouse_fees_usd_count_to_date      - coalesce(s.warehouse_fees_usd_count_to_date, 0)      as warehouse_fees_usd_count
-  from bounds b cross join facts f cross join product_month_costs e
-  left join product_month_costs s
-    on s.product_id = e.product_id
-   and s.month = least((b.month_lo - interval '1 month')::date, f.last)
-  where not f.everything and b.month_lo < b.month_hi
-    and e.month = least((b.month_hi - interval '1 month')::date, f.last)
+    m.product_id,
+    m.k_last - m.k_first                                                                                             as n,
+    coalesce(m.purchase_cost_usd[m.k_last], 0) - coalesce(m.purchase_cost_usd[m.k_first], 0)                         as pc,
+    bit_count((m.purchase_cost_usd_days & m.range)::bit(32))                                                         as pcn,
+    coalesce(m.inbound_freight_usd[m.k_last], 0) - coalesce(m.inbound_freight_usd[m.k_first], 0)                     as fr,
+    bit_count((m.inbound_freight_usd_days & m.range)::bit(32))                                                       as frn,
+    coalesce(m.shipping_to_customer_usd[m.k_last], 0) - coalesce(m.shipping_to_customer_usd[m.k_first], 0)           as sh,
+    bit_count((m.shipping_to_customer_usd_days & m.range)::bit(32))                                                  as shn,
+    coalesce(m.warehouse_fees_usd[m.k_last], 0) - coalesce(m.warehouse_fees_usd[m.k_first], 0)                       as wf,
+    bit_count((m.warehouse_fees_usd_days & m.range)::bit(32))                                                        as wfn
+  from (
+    -- OFFSET 0 keeps this a subquery, so each k is computed once per row, not once per use.
+    select m.*, b.through_last & ~b.before_first as range,
+      bit_count((m.days & b.before_first)::bit(32))::int as k_first,
+      bit_count((m.days & b.through_last)::bit(32))::int as k_last
+    from bounds b cross join facts f
+    join product_cost_months m on m.month = b.to_month
+    where b.from_month = b.to_month and not f.by_day
+    offset 0
+  ) m
 ),
--- The stale share of each changed month: its two rows' difference (0 past the last month).
-stale as (
+-- A range over several months: the totals through $2 (the month of $2, or the rollup's last
+-- month whole when $2 is past it)...
+through_last as (
+  select
+    m.product_id,
+    m.rows_before + m.k                                                                             as n,
+    m.purchase_cost_usd_before + coalesce(m.purchase_cost_usd[m.k], 0)                              as pc,
+    m.purchase_cost_usd_count_before + bit_count((m.purchase_cost_usd_days & m.mask)::bit(32))      as pcn,
+    m.inbound_freight_usd_before + coalesce(m.inbound_freight_usd[m.k], 0)                          as fr,
+    m.inbound_freight_usd_count_before + bit_count((m.inbound_freight_usd_days & m.mask)::bit(32))  as frn,
+    m.shipping_to_customer_usd_before + coalesce(m.shipping_to_customer_usd[m.k], 0)                as sh,
+    m.shipping_to_customer_usd_count_before + bit_count((m.shipping_to_customer_usd_days & m.mask)::bit(32)) as shn,
+    m.warehouse_fees_usd_before + coalesce(m.warehouse_fees_usd[m.k], 0)                            as wf,
+    m.warehouse_fees_usd_count_before + bit_count((m.warehouse_fees_usd_days & m.mask)::bit(32))    as wfn
+  from (
+    select m.*, e.mask, bit_count((m.days & e.mask)::bit(32))::int as k
+    from (
+      select least(b.to_month, f.last) as month, case when b.to_month > f.last then -1 else b.through_last end as mask
+      from bounds b cross join facts f
+      where b.from_month < b.to_month and b.from_month <= f.last and not f.by_day
+    ) e
+    join product_cost_months m on m.month = e.month
+    offset 0
+  ) m
+),
+-- ...less the totals before $1 (the month of $1; no row: nothing before it).
+before_first as (
+  select
+    m.product_id,
+    m.rows_before + m.k                                                                             as n,
+    m.purchase_cost_usd_before + coalesce(m.purchase_cost_usd[m.k], 0)                              as pc,
+    m.purchase_cost_usd_count_before + bit_count((m.purchase_cost_usd_days & m.mask)::bit(32))      as pcn,
+    m.inbound_freight_usd_before + coalesce(m.inbound_freight_usd[m.k], 0)                          as fr,
+    m.inbound_freight_usd_count_before + bit_count((m.inbound_freight_usd_days & m.mask)::bit(32))  as frn,
+    m.shipping_to_customer_usd_before + coalesce(m.shipping_to_customer_usd[m.k], 0)                as sh,
+    m.shipping_to_customer_usd_count_before + bit_count((m.shipping_to_customer_usd_days & m.mask)::bit(32)) as shn,
+    m.warehouse_fees_usd_before + coalesce(m.warehouse_fees_usd[m.k], 0)                            as wf,
+    m.warehouse_fees_usd_count_before + bit_count((m.warehouse_fees_usd_days & m.mask)::bit(32))    as wfn
+  from (
+    select m.*, b.before_first as mask, bit_count((m.days & b.before_first)::bit(32))::int as k
+    from bounds b cross join facts f
+    join product_cost_months m on m.month = b.from_month
+    where b.from_month < b.to_month and b.from_month <= f.last and not f.by_day
+    offset 0
+  ) m
+),
+several_months as (
+  select
+    t.product_id,
+    t.n - coalesce(f.n, 0) as n,
+    t.pc - coalesce(f.pc, 0) as pc, t.pcn - coalesce(f.pcn, 0) as pcn,
+    t.fr - coalesce(f.fr, 0) as fr, t.frn - coalesce(f.frn, 0) as frn,
+    t.sh - coalesce(f.sh, 0) as sh, t.shn - coalesce(f.shn, 0) as shn,
+    t.wf - coalesce(f.wf, 0) as wf, t.wfn - coalesce(f.wfn, 0) as wfn
+  from through_last t
+  left join before_first f on f.product_id = t.product_id
+),
+-- The range's daily rows: a short range, or any after a change of everything (until the next refresh).
+by_day as (
+  select
+    product_id, n,
+    coalesce(pc, 0) as pc, (pc is not null)::int as pcn, coalesce(fr, 0) as fr, (fr is not null)::int as frn,
+    coalesce(sh, 0) as sh, (sh is not null)::int as shn, coalesce(wf, 0) as wf, (wf is not null)::int as wfn
+  from (
+    select
+      d.product_id, count(*) as n,
+      sum(nullif(d.purchase_cost_usd, 'NaN')) as pc, sum(nullif(d.inbound_freight_usd, 'NaN')) as fr,
+      sum(nullif(d.shipping_to_customer_usd, 'NaN')) as sh, sum(nullif(d.warehouse_fees_usd, 'NaN')) as wf
+    from facts f cross join product_daily_costs d
+    where f.by_day and d.cost_date >= $1::date and d.cost_date <= $2::date
+    group by d.product_id
+  ) d
+),
+folded as (
+  select * from one_month
+  union all
+  select * from several_months
+  union all
+  select * from by_day
+),
+-- The notes of the months from $1's through $2's (a note of an earlier month moves both
+-- edges alike, one of a later month neither): each note's change through $2 (all of it
+-- before $2's month) less its change before $1 (none after $1's month), per product.
+waiting as (
   select
     c.product_id,
-    -(coalesce(e.rows_to_date, 0)                          - coalesce(s.rows_to_date, 0))                          as row_count,
-    -(coalesce(e.purchase_cost_usd_to_date, 0)             - coalesce(s.purchase_cost_usd_to_date, 0))             as purchase_cost_usd,
-    -(coalesce(e.purchase_cost_usd_count_to_date, 0)       - coalesce(s.purchase_cost_usd_count_to_date, 0))       as purchase_cost_usd_count,
-    -(coalesce(e.inbound_freight_usd_to_date, 0)           - coalesce(s.inbound_freight_usd_to_date, 0))           as inbound_freight_usd,
-    -(coalesce(e.inbound_freight_usd_count_to_date, 0)     - coalesce(s.inbound_freight_usd_count_to_date, 0))     as inbound_freight_usd_count,
-    -(coalesce(e.shipping_to_customer_usd_to_date, 0)      - coalesce(s.shipping_to_customer_usd_to_date, 0))      as shipping_to_customer_usd,
-    -(coalesce(e.shipping_to_customer_usd_count_to_date, 0) - coalesce(s.shipping_to_customer_usd_count_to_date, 0)) as shipping_to_customer_usd_count,
-    -(coalesce(e.warehouse_fees_usd_to_date, 0)            - coalesce(s.warehouse_fees_usd_to_date, 0))            as warehouse_fees_usd,
-    -(coalesce(e.warehouse_fees_usd_count_to_date, 0)      - coalesce(s.warehouse_fees_usd_count_to_date, 0))      as warehouse_fees_usd_count
-  from bounds b cross join facts f cross join changed c
-  left join product_month_costs e on e.product_id = c.product_id and e.month = least(c.month, f.last)
-  left join product_month_costs s on s.product_id = c.product_id and s.month = least((c.month - interval '1 month')::date, f.last)
-  where not f.everything
-),
--- Daily rows: the days at either end of the range (the date index), the changed months (the
--- primary key, product by product), or, after a change of everything, the whole range.
-daily as (
-  select d.* from bounds b cross join facts f cross join product_daily_costs d
-  where f.everything and d.cost_date >= b.first_day and d.cost_date < b.end_day
-  union all
-  select d.* from bounds b cross join facts f cross join product_daily_costs d
-  where not f.everything and d.cost_date >= b.first_day and d.cost_date < least(b.month_lo, b.end_day)
-  union all
-  select d.* from bounds b cross join facts f cross join product_daily_costs d
-  where not f.everything and d.cost_date >= greatest(b.month_hi, b.month_lo) and d.cost_date < b.end_day
-  union all
-  select d.* from bounds b cross join facts f cross join changed c
-  join product_daily_costs d on d.product_id = c.product_id and d.cost_date >= c.month and d.cost_date < (c.month + interval '1 month')::date
-  where not f.everything
-),
-days as (
-  select
-    d.product_id, count(*) as row_count,
-    cost_total(nullif(d.purchase_cost_usd, 'NaN'))        as purchase_cost_usd,        count(nullif(d.purchase_cost_usd, 'NaN'))        as purchase_cost_usd_count,
-    cost_total(nullif(d.inbound_freight_usd, 'NaN'))      as inbound_freight_usd,      count(nullif(d.inbound_freight_usd, 'NaN'))      as inbound_freight_usd_count,
-    cost_total(nullif(d.shipping_to_customer_usd, 'NaN')) as shipping_to_customer_usd, count(nullif(d.shipping_to_customer_usd, 'NaN')) as shipping_to_customer_usd_count,
-    cost_total(nullif(d.warehouse_fees_usd, 'NaN'))       as warehouse_fees_usd,       count(nullif(d.warehouse_fees_usd, 'NaN'))       as warehouse_fees_usd_count
-  from daily d
-  group by d.product_id
-),
--- Everything but the whole months, per product: small when the range is whole months and
--- the log names none of them.
-other_parts as (
-  select
-    product_id, sum(row_count) as row_count,
-    cost_total(purchase_cost_usd)        as purchase_cost_usd,        sum(purchase_cost_usd_count)        as purchase_cost_usd_count,
-    cost_total(inbound_freight_usd)      as inbound_freight_usd,      sum(inbound_freight_usd_count)      as inbound_freight_usd_count,
-    cost_total(shipping_to_customer_usd) as shipping_to_customer_usd, sum(shipping_to_customer_usd_count) as shipping_to_customer_usd_count,
-    cost_total(warehouse_fees_usd)       as warehouse_fees_usd,       sum(warehouse_fees_usd_count)       as warehouse_fees_usd_count
-  from (select * from stale union all select * from days) x
-  group by product_id
+    sum(coalesce(c.rows[c.k_last], 0) - coalesce(c.rows[c.k_first], 0))                                           as n,
+    sum(coalesce(c.purchase_cost_usd[c.k_last], 0) - coalesce(c.purchase_cost_usd[c.k_first], 0))                 as pc,
+    sum(coalesce(c.purchase_cost_usd_count[c.k_last], 0) - coalesce(c.purchase_cost_usd_count[c.k_first], 0))     as pcn,
+    sum(coalesce(c.inbound_freight_usd[c.k_last], 0) - coalesce(c.inbound_freight_usd[c.k_first], 0))             as fr,
+    sum(coalesce(c.inbound_freight_usd_count[c.k_last], 0) - coalesce(c.inbound_freight_usd_count[c.k_first], 0)) as frn,
+    sum(coalesce(c.shipping_to_customer_usd[c.k_last], 0) - coalesce(c.shipping_to_customer_usd[c.k_first], 0))   as sh,
+    sum(coalesce(c.shipping_to_customer_usd_count[c.k_last], 0) - coalesce(c.shipping_to_customer_usd_count[c.k_first], 0)) as shn,
+    sum(coalesce(c.warehouse_fees_usd[c.k_last], 0) - coalesce(c.warehouse_fees_usd[c.k_first], 0))               as wf,
+    sum(coalesce(c.warehouse_fees_usd_count[c.k_last], 0) - coalesce(c.warehouse_fees_usd_count[c.k_first], 0))   as wfn
+  from (
+    select c.*,
+      case when c.month = b.to_month then bit_count((c.days & b.through_last)::bit(32))::int else cardinality(c.rows) end as k_last,
+      case when c.month = b.from_month then bit_count((c.days & b.before_first)::bit(32))::int else 0 end as k_first
+    from bounds b cross join facts f
+    join product_cost_deltas c on c.month >= b.from_month and c.month <= b.to_month
+    where not f.by_day and c.product_id is not null
+    offset 0
+  ) c
+  group by c.product_id
 ),
 totals as (
-  -- A join, not a union and a GROUP BY: the whole months are one row per product already.
+  -- A join, not a union and a GROUP BY: the folded part is one row per product already,
+  -- and usually nothing waits (a + null is null: the folded value as it is).
   select
-    coalesce(w.product_id, o.product_id) as product_id,
-    coalesce(w.row_count, 0) + coalesce(o.row_count, 0)                                           as row_count,
-    coalesce(w.purchase_cost_usd, 0) + coalesce(o.purchase_cost_usd, 0)                           as purchase_cost_usd,
-    coalesce(w.purchase_cost_usd_count, 0) + coalesce(o.purchase_cost_usd_count, 0)               as purchase_cost_usd_count,
-    coalesce(w.inbound_freight_usd, 0) + coalesce(o.inbound_freight_usd, 0)                       as inbound_freight_usd,
-    coalesce(w.inbound_freight_usd_count, 0) + coalesce(o.inbound_freight_usd_count, 0)           as inbound_freight_usd_count,
-    coalesce(w.shipping_to_customer_usd, 0) + coalesce(o.shipping_to_customer_usd, 0)             as shipping_to_customer_usd,
-    coalesce(w.shipping_to_customer_usd_count, 0) + coalesce(o.shipping_to_customer_usd_count, 0) as shipping_to_customer_usd_count,
-    coalesce(w.warehouse_fees_usd, 0) + coalesce(o.warehouse_fees_usd, 0)                         as warehouse_fees_usd,
-    coalesce(w.warehouse_fees_usd_count, 0) + coalesce(o.warehouse_fees_usd_count, 0)             as warehouse_fees_usd_count
-  from whole_months w
-  full join other_parts o on o.product_id = w.product_id
+    coalesce(f.product_id, w.product_id) as product_id,
+    coalesce(f.n + w.n, f.n, w.n) as n,
+    coalesce(f.pc + w.pc, f.pc, w.pc) as pc, coalesce(f.pcn + w.pcn, f.pcn, w.pcn) as pcn,
+    coalesce(f.fr + w.fr, f.fr, w.fr) as fr, coalesce(f.frn + w.frn, f.frn, w.frn) as frn,
+    coalesce(f.sh + w.sh, f.sh, w.sh) as sh, coalesce(f.shn + w.shn, f.shn, w.shn) as shn,
+    coalesce(f.wf + w.wf, f.wf, w.wf) as wf, coalesce(f.wfn + w.wfn, f.wfn, w.wfn) as wfn
+  from folded f
+  full join waiting w on w.product_id = f.product_id
 )
 select
   p.erp_product_id,
   p.erp_sku,
   p.product_name,
-  trim_scale(case when t.purchase_cost_usd_count > 0 then t.purchase_cost_usd end)               as purchase_cost_usd,
-  trim_scale(case when t.inbound_freight_usd_count > 0 then t.inbound_freight_usd end)           as inbound_freight_usd,
-  trim_scale(case when t.shipping_to_customer_usd_count > 0 then t.shipping_to_customer_usd end) as shipping_to_customer_usd,
-  trim_scale(case when t.warehouse_fees_usd_count > 0 then t.warehouse_fees_usd end)             as warehouse_fees_usd
+  trim_scale(case when t.pcn > 0 then t.pc end) as purchase_cost_usd,
+  trim_scale(case when t.frn > 0 then t.fr end) as inbound_freight_usd,
+  trim_scale(case when t.shn > 0 then t.sh end) as shipping_to_customer_usd,
+  trim_scale(case when t.wfn > 0 then t.wf end) as warehouse_fees_usd
 from totals t
 join products p on p.product_id = t.product_id
-where t.row_count > 0
+where t.n > 0
   and ($3::text = 'all' or p.is_sample = ($3::text = 'sample'))
 order by p.erp_sku collate "C" nulls last, p.erp_product_id, p.product_id

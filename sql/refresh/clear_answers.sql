@@ -5,12 +5,12 @@
 --   $1 every answer (boolean)
 with named as (
   select distinct l.period, date_trunc(l.period, c.month::timestamp)::date as period_start
-  from product_cost_changes c cross join (values ('month'), ('quarter'), ('year')) as l(period)
+  from product_cost_deltas c cross join (values ('month'), ('quarter'), ('year')) as l(period)
   where c.product_id is not null and c.month is not null
 )
 delete from product_cost_answers a
 where $1::boolean
    or (a.period, a.period_start) in (select period, period_start from named)
-   or a.period_start > coalesce((select max(month) from product_month_costs), '-infinity')
+   or a.period_start > coalesce((select max(month) from product_cost_months), '-infinity')
    or (a.period_start + case a.period when 'month' then interval '1 month' when 'quarter' then interval '3 months' else interval '1 year' end)::date
-      <= coalesce((select min(month) from product_month_costs), 'infinity')
+      <= coalesce((select min(month) from product_cost_months), 'infinity')

@@ -1,6 +1,13 @@
--- The (product, month) pairs the log names, once, in a scratch table of the refresh's
--- transaction (gone at commit). The refresh analyzes it before use: the planner then knows
--- how many there are and looks each one up by key when they are few, instead of reading
--- every row of the totals.
+-- The (product, month) pairs whose days this refresh computes again from the daily rows, in
+-- a scratch table of its transaction (gone at commit), analyzed before use so that the
+-- planner knows how many there are: their daily rows looked up by key when they are few,
+-- read by date when they are many. The pairs the log names; for a rebuild ($1), every
+-- product in every month from $2 through $3 (a product without rows in a month gets no days
+-- there).
 create temporary table refresh_changed on commit drop as
-select distinct product_id, month from product_cost_changes where product_id is not null and month is not null
+select distinct product_id, month from product_cost_deltas
+where not $1::boolean and product_id is not null and month is not null
+union all
+select p.product_id, g.month::date
+from products p, generate_series($2::date, $3::date, interval '1 month') as g(month)
+where $1::boolean

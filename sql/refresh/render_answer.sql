@@ -8,24 +8,25 @@ insert into product_cost_answers (period, period_start, segment, chunk, rows, bo
 with bounds as (
   select
     $2::date as period_start,
-    ($2::date + case $1::text when 'month' then interval '1 month' when 'quarter' then interval '3 months' else interval '1 year' end)::date as period_end,
-    (select max(month) from product_month_costs) as last
+    ($2::date + case $1::text when 'month' then interval '1 month' when 'quarter' then interval '3 months' else interval '1 year' end
+              - interval '1 month')::date as last_month
 ),
+-- Per product: the totals through the period's last month less the totals before its first.
 totals as (
   select
     e.product_id,
-    e.rows_to_date - coalesce(s.rows_to_date, 0) as row_count,
-    e.purchase_cost_usd_to_date - coalesce(s.purchase_cost_usd_to_date, 0)                         as pc,
-    e.purchase_cost_usd_count_to_date - coalesce(s.purchase_cost_usd_count_to_date, 0)             as pcn,
-    e.inbound_freight_usd_to_date - coalesce(s.inbound_freight_usd_to_date, 0)                     as fr,
-    e.inbound_freight_usd_count_to_date - coalesce(s.inbound_freight_usd_count_to_date, 0)         as frn,
-    e.shipping_to_customer_usd_to_date - coalesce(s.shipping_to_customer_usd_to_date, 0)           as sh,
-    e.shipping_to_customer_usd_count_to_date - coalesce(s.shipping_to_customer_usd_count_to_date, 0) as shn,
-    e.warehouse_fees_usd_to_date - coalesce(s.warehouse_fees_usd_to_date, 0)                       as wf,
-    e.warehouse_fees_usd_count_to_date - coalesce(s.warehouse_fees_usd_count_to_date, 0)           as wfn
-  from bounds b cross join product_month_costs e
-  left join product_month_costs s on s.product_id = e.product_id and s.month = least((b.period_start - interval '1 month')::date, b.last)
-  where e.month = least((b.period_end - interval '1 month')::date, b.last)
+    e.rows_before + bit_count(e.days::bit(32)) - coalesce(s.rows_before, 0) as row_count,
+    e.purchase_cost_usd_before + coalesce(e.purchase_cost_usd[cardinality(e.purchase_cost_usd)], 0) - coalesce(s.purchase_cost_usd_before, 0) as pc,
+    e.purchase_cost_usd_count_before + bit_count(e.purchase_cost_usd_days::bit(32)) - coalesce(s.purchase_cost_usd_count_before, 0) as pcn,
+    e.inbound_freight_usd_before + coalesce(e.inbound_freight_usd[cardinality(e.inbound_freight_usd)], 0) - coalesce(s.inbound_freight_usd_before, 0) as fr,
+    e.inbound_freight_usd_count_before + bit_count(e.inbound_freight_usd_days::bit(32)) - coalesce(s.inbound_freight_usd_count_before, 0) as frn,
+    e.shipping_to_customer_usd_before + coalesce(e.shipping_to_customer_usd[cardinality(e.shipping_to_customer_usd)], 0) - coalesce(s.shipping_to_customer_usd_before, 0) as sh,
+    e.shipping_to_customer_usd_count_before + bit_count(e.shipping_to_customer_usd_days::bit(32)) - coalesce(s.shipping_to_customer_usd_count_before, 0) as shn,
+    e.warehouse_fees_usd_before + coalesce(e.warehouse_fees_usd[cardinality(e.warehouse_fees_usd)], 0) - coalesce(s.warehouse_fees_usd_before, 0) as wf,
+    e.warehouse_fees_usd_count_before + bit_count(e.warehouse_fees_usd_days::bit(32)) - coalesce(s.warehouse_fees_usd_count_before, 0) as wfn
+  from bounds b cross join product_cost_months e
+  left join product_cost_months s on s.product_id = e.product_id and s.month = b.period_start
+  where e.month = b.last_month
 ),
 rows as materialized (
   select

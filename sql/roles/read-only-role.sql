@@ -8,9 +8,9 @@
 --        -v role=product_cost_export -v password="$(openssl rand -hex 24)"
 --
 -- Tables: the two contract tables the ETL writes (products, product_daily_costs), what the
--- refresh keeps from them and the log of what changed since (product_month_costs,
--- product_cost_answers, product_cost_changes), and the record of applied migrations that
--- GET /readyz checks (schema_migrations).
+-- refresh keeps from them, the log of what changed since and the refresh's record
+-- (product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes),
+-- and the record of applied migrations that GET /readyz checks (schema_migrations).
 \set ON_ERROR_STOP on
 
 create role :"role" login password :'password'
@@ -20,4 +20,4 @@ alter role :"role" set default_transaction_read_only = on;
 
 grant connect on database :"DBNAME" to :"role";
 grant usage on schema public to :"role";
-grant select on products, product_daily_costs, product_month_costs, product_cost_answers, product_cost_changes, schema_migrations to :"role";
+grant select on products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, schema_migrations to :"role";

@@ -7,6 +7,7 @@ import m0002 from "../../sql/migrations/0002_daily_costs_by_date.sql" with { typ
 import m0003 from "../../sql/migrations/0003_period_cost_rollup.sql" with { type: "text" };
 import m0004 from "../../sql/migrations/0004_rollup_in_output_order.sql" with { type: "text" };
 import m0005 from "../../sql/migrations/0005_rollup_v2.sql" with { type: "text" };
+import m0006 from "../../sql/migrations/0006_rollup_v3.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
 import type { Sql } from "./client.ts";
@@ -18,7 +19,7 @@ export interface Migration {
   /**
    * A later migration that removes everything this one makes: when both are pending, this
    * one is recorded as applied without being run (0003 and 0004 built a rollup over every
-   * daily row, which 0005 drops: minutes of work for nothing on a large database).
+   * daily row, which 0005 drops, and 0006 drops 0005's: work for nothing on a large database).
    */
   supersededBy?: string;
   /**
@@ -32,9 +33,15 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: "0001", name: "contract_tables", sql: m0001 },
   { version: "0002", name: "daily_costs_by_date", sql: m0002 },
-  { version: "0003", name: "period_cost_rollup", sql: m0003, supersededBy: "0005" },
-  { version: "0004", name: "rollup_in_output_order", sql: m0004, supersededBy: "0005" },
-  { version: "0005", name: "rollup_v2", sql: m0005, restores: ["product_cost_changes", "product_month_costs", "product_cost_answers"] },
+  { version: "0003", name: "period_cost_rollup", sql: m0003, supersededBy: "0006" },
+  { version: "0004", name: "rollup_in_output_order", sql: m0004, supersededBy: "0006" },
+  { version: "0005", name: "rollup_v2", sql: m0005, supersededBy: "0006" },
+  {
+    version: "0006",
+    name: "rollup_v3",
+    sql: m0006,
+    restores: ["product_cost_deltas", "product_cost_months", "product_cost_answers", "product_cost_refreshes"],
+  },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.
@@ -65,7 +72,7 @@ export interface MigrateOptions {
   onStepDone?: (step: MigrationStep, ms: number) => void;
 }
 
-/** "0005", "0005 (restored product_month_costs)": how migrate() reports a step. */
+/** "0006", "0006 (restored product_cost_months)": how migrate() reports a step. */
 function describe(step: MigrationStep): string {
   return step.action === "restore" ? `${step.version} (restored ${step.tables!.join(", ")})` : step.version;
 }
@@ -97,7 +104,7 @@ async function appliedChecksums(tx: postgres.TransactionSql<{}>): Promise<Map<st
 
 /**
  * Applies what is missing, in one transaction; returns the versions applied by this call
- * ("0005 (restored product_month_costs)" for one run again to restore a dropped table).
+ * ("0006 (restored product_cost_months)" for one run again to restore a dropped table).
  * `migrations` is for tests that need a database as an older release left it (a prefix of
  * MIGRATIONS).
  */

@@ -1,37 +1,39 @@
-// The refresh (migration 0005): folds the change log into the totals to date, then renders
-// again the answers of the calendar periods that lack one. Writers never wait for it and
-// reads are exact without it; it only keeps reads fast. One refresh at a time (an advisory
-// lock held for its whole run): `migrate`, `load-csv` and `refresh` run it; a systemd timer
-// runs `refresh` every minute (README).
+// The refresh (migration 0006): folds the notes writers left (product_cost_deltas) into the
+// months (product_cost_months), then renders the answers of the calendar periods that lack
+// one. Writers never wait for it and reads are exact without it; it keeps reads fast and the
+// log short. One refresh at a time (an advisory lock held for its whole run): `migrate`,
+// `load-csv` and `refresh` run it; a systemd timer runs `refresh` every minute, or the
+// service runs it itself when given an owner's URL (README).
 //
 // 1. One REPEATABLE READ transaction: everything it reads (the log, the daily rows) is one
-//    snapshot. It updates the totals to date, drops the rendered answers the log makes
-//    stale, and forgets exactly the log rows its snapshot saw; readers see the old state
-//    until it commits.
+//    snapshot. It computes again, from the daily rows, the (product, month) pairs the log
+//    names (every pair, for a rebuild), moves the totals before each later month of those
+//    products, drops the rendered answers the log makes stale, forgets exactly the notes its
+//    snapshot saw, and records when it finished; readers see the old state until it commits.
 // 2. Then each calendar period without an answer is rendered in a transaction of its own,
-//    two at a time (PostgreSQL renders on as many cores). An answer rendered from totals
-//    that a later write makes stale is never trusted: that write's log row names its period
+//    two at a time (PostgreSQL renders on as many cores). An answer rendered from months
+//    that a later write makes stale is never trusted: that write's note names its period
 //    until the next refresh drops the answer. A period left unrendered (the process stopped)
-//    is rendered by the next refresh; meanwhile its reads add up the totals, exactly.
+//    is rendered by the next refresh; meanwhile its reads add up the months, exactly.
 
-import buildMonthsSql from "../../sql/refresh/build_months.sql" with { type: "text" };
-import buildTotalsSql from "../../sql/refresh/build_totals.sql" with { type: "text" };
 import clearAnswersSql from "../../sql/refresh/clear_answers.sql" with { type: "text" };
-import clearTotalsSql from "../../sql/refresh/clear_totals.sql" with { type: "text" };
 import collectChangesSql from "../../sql/refresh/collect_changes.sql" with { type: "text" };
-import createGridSql from "../../sql/refresh/create_grid.sql" with { type: "text" };
-import createMonthsSql from "../../sql/refresh/create_months.sql" with { type: "text" };
 import deleteAnswerSql from "../../sql/refresh/delete_answer.sql" with { type: "text" };
-import extendTotalsSql from "../../sql/refresh/extend_totals.sql" with { type: "text" };
+import extendMonthsSql from "../../sql/refresh/extend_months.sql" with { type: "text" };
 import forgetChangesSql from "../../sql/refresh/forget_changes.sql" with { type: "text" };
 import missingAnswersSql from "../../sql/refresh/missing_answers.sql" with { type: "text" };
+import prepareWritesSql from "../../sql/refresh/prepare_writes.sql" with { type: "text" };
+import recordRefreshSql from "../../sql/refresh/record_refresh.sql" with { type: "text" };
 import renderAnswerSql from "../../sql/refresh/render_answer.sql" with { type: "text" };
+import startMonthSql from "../../sql/refresh/start_month.sql" with { type: "text" };
 import stateSql from "../../sql/refresh/state.sql" with { type: "text" };
-import updateTotalsSql from "../../sql/refresh/update_totals.sql" with { type: "text" };
+import writeMonthSql from "../../sql/refresh/write_month.sql" with { type: "text" };
+import postgres from "postgres";
 import type { Sql } from "./client.ts";
+import { databaseProblem, type DatabaseProblem } from "./problems.ts";
 
 /** Any fixed number, another than migrate's: all refreshes take the same lock. */
-const REFRESH_LOCK_ID = 74_201_312;
+export const REFRESH_LOCK_ID = 74_201_312;
 /** Answers rendered at once, each on a session of its own (the pool permitting). */
 const RENDER_SESSIONS = 2;
 
@@ -65,19 +67,15 @@ interface State {
   notes: number;
   first_month: string | null;
   last_month: string | null;
-  totals_last_month: string | null;
+  months_last_month: string | null;
 }
 
 type Session = Awaited<ReturnType<Sql["reserve"]>>;
 
-/** The first days of the months from `first` through `last` (YYYY-MM-01 each), and of the month after. */
-function monthStarts(first: string, last: string): string[] {
-  const index = (date: string) => Number(date.slice(0, 4)) * 12 + Number(date.slice(5, 7)) - 1;
-  const out: string[] = [];
-  for (let k = index(first); k <= index(last) + 1; k++) {
-    out.push(`${String(Math.floor(k / 12)).padStart(4, "0")}-${String((k % 12) + 1).padStart(2, "0")}-01`);
-  }
-  return out;
+/** The first day of the month after `month` (YYYY-MM-01). */
+function nextMonth(month: string): string {
+  const k = Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)); // the next month's index, 0-based
+  return `${String(Math.floor(k / 12)).padStart(4, "0")}-${String((k % 12) + 1).padStart(2, "0")}-01`;
 }
 
 /** Runs `work` in a transaction of `mode` on `session`: committed, or rolled back and rethrown. */
@@ -102,45 +100,44 @@ async function inTransaction<T>(session: Session, mode: string, work: () => Prom
   }
 }
 
-/** Step 1: the totals to date, the stale answers dropped, the log forgotten; one snapshot. */
-async function fold(session: Session, options: RefreshOptions): Promise<{ mode: RefreshReport["mode"]; notes: number }> {
+/** Step 1: the months brought to the daily rows, stale answers dropped, the log forgotten; one snapshot. */
+async function fold(session: Session, options: RefreshOptions, started: number): Promise<{ mode: RefreshReport["mode"]; notes: number }> {
   const [s] = (await session.unsafe(stateSql)) as unknown as State[];
   const rebuild = Boolean(options.rebuild || s!.everything);
-  if (!rebuild && s!.notes === 0) return { mode: "none", notes: 0 };
+  const record = (notes: number) => session.unsafe(recordRefreshSql, [notes, Math.round(performance.now() - started)]);
+  if (!rebuild && s!.notes === 0) {
+    await record(0);
+    return { mode: "none", notes: 0 };
+  }
   const progress = options.onProgress ?? (() => {});
+  // The rollup's last month: the data's, and never earlier than before (the months never
+  // shrink, so a read's lookups stay dense).
+  const last = [s!.last_month, rebuild ? null : s!.months_last_month].filter((m): m is string => m !== null).sort().at(-1);
 
-  if (rebuild) {
-    await session.unsafe(clearTotalsSql);
-    if (s!.first_month && s!.last_month) {
-      // Month by month in date order (the daily table's own order), then the running sums.
-      await session.unsafe(createMonthsSql);
-      const starts = monthStarts(s!.first_month, s!.last_month);
-      for (let i = 0; i + 1 < starts.length; i++) {
-        await session.unsafe(buildMonthsSql, [starts[i]!, starts[i + 1]!]);
-        progress({ step: "totals", done: i + 1, total: starts.length });
-      }
-      await session.unsafe(buildTotalsSql, [s!.last_month]);
-      // Statistics of the new rows before the renders plan their lookups.
-      await session.unsafe("analyze product_month_costs");
-      progress({ step: "totals", done: starts.length, total: starts.length });
+  if (rebuild) await session.unsafe("delete from product_cost_months"); // DELETE: readers keep the old rows until commit
+  if (last) {
+    if (!rebuild && s!.months_last_month && last > s!.months_last_month) await session.unsafe(extendMonthsSql, [s!.months_last_month, last]);
+    await session.unsafe(collectChangesSql, [rebuild, s!.first_month, last]);
+    await session.unsafe(prepareWritesSql);
+    // What the changes touch, counted before it is planned: a day's writes name one month of
+    // many products, whose daily rows are then read by date; a few changes, by key.
+    await session.unsafe("analyze refresh_changed, refresh_products");
+    const [{ first } = { first: null }] = (await session.unsafe("select min(first_month)::text as first from refresh_products")) as unknown as { first: string | null }[];
+    // Month by month in date order (the daily table's own order), from the first changed
+    // month through the last: a change moves the totals before every later month.
+    const months: string[] = [];
+    for (let m = first; m !== null && m <= last; m = nextMonth(m)) months.push(m);
+    for (const [i, month] of months.entries()) {
+      await session.unsafe(startMonthSql, [month]);
+      await session.unsafe(writeMonthSql, [month, nextMonth(month)]);
+      progress({ step: "totals", done: i + 1, total: months.length });
     }
-  } else {
-    // The totals never shrink: they keep every month they had, so a read's lookups stay dense.
-    const last = [s!.last_month, s!.totals_last_month].filter((m): m is string => m !== null).sort().at(-1);
-    if (last) {
-      // What the changes touch, counted before it is planned: a day's writes name one month
-      // of many products, whose totals are then updated by key, not by reading them all.
-      await session.unsafe(collectChangesSql);
-      await session.unsafe("analyze refresh_changed");
-      await session.unsafe(createGridSql, [last]);
-      await session.unsafe("analyze refresh_grid");
-      await session.unsafe(updateTotalsSql);
-      if (s!.totals_last_month && last > s!.totals_last_month) await session.unsafe(extendTotalsSql, [s!.totals_last_month, last]);
-    }
-    progress({ step: "totals", done: 1, total: 1 });
+    // Statistics of the new rows before the renders plan their lookups.
+    if (rebuild) await session.unsafe("analyze product_cost_months");
   }
   await session.unsafe(clearAnswersSql, [rebuild || s!.attributes]);
   await session.unsafe(forgetChangesSql);
+  await record(s!.notes);
   return { mode: rebuild ? "rebuild" : "changes", notes: s!.notes };
 }
 
@@ -187,12 +184,12 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
     try {
       // The lock first, then the snapshot: a refresh never works from a state older than
       // what the refresh before it committed.
-      const folded = await inTransaction(session, "isolation level repeatable read, ", () => fold(session, options));
+      const folded = await inTransaction(session, "isolation level repeatable read, ", () => fold(session, options, started));
       const answers = await renderMissing(sql, session, options);
       // Every refresh leaves dead rows behind (the notes it forgot, the totals and answers it
       // replaced). Reclaimed now, so that the log that every read scans stays a few pages
       // and writers' notes reuse its space, also where autovacuum is off or behind.
-      if (folded.mode !== "none") await session.unsafe("vacuum product_cost_changes, product_month_costs, product_cost_answers");
+      if (folded.mode !== "none") await session.unsafe("vacuum product_cost_deltas, product_cost_months, product_cost_answers");
       return { ...folded, answers, ms: Math.round(performance.now() - started) };
     } finally {
       await session`select pg_advisory_unlock(${REFRESH_LOCK_ID})`.catch(() => {});
@@ -200,4 +197,20 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
   } finally {
     session.release();
   }
+}
+
+/**
+ * Why a refresh could not run, and what fixes it: a database problem as for reads, except
+ * that a role that may only read (permission denied, a read-only session: the serving
+ * role's URL) needs the owner's URL, not a GRANT. Undefined for a failure of this run alone.
+ */
+export function refreshProblem(err: unknown): DatabaseProblem | undefined {
+  const readOnly = err instanceof postgres.PostgresError && (err.code === "25006" || err.code === "42501");
+  const found = databaseProblem(err);
+  if (!readOnly) return found;
+  return {
+    ...(found ?? { code: "PERMISSION_DENIED", summary: (err as Error).message, connecting: false }),
+    cause: (err as Error).message,
+    fix: "the refresh writes the rollup tables: give it a URL of the tables' owner (the one `migrate` uses), not the serving role's",
+  } as DatabaseProblem;
 }

@@ -25,7 +25,7 @@ describeWithPostgres("serving sessions on PostgreSQL", () => {
     ).toEqual([{ read_only: "on", work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan" }] as never);
   });
 
-  test("read an exact period's rendered answer and nothing else, and whole months as two lookups of the totals to date", async () => {
+  test("read an exact period's rendered answer and nothing else, and any longer range as two lookups of the months, no daily row", async () => {
     // Enough products for the planner to weigh index scans against sequential ones (5,000,
     // ten days each in a quarter), SKUs in no relation to product ids; refreshed.
     const { admin } = await testDatabase();
@@ -37,19 +37,28 @@ describeWithPostgres("serving sessions on PostgreSQL", () => {
                select p, d::date, 1.5 from generate_series(1, 5000) p, generate_series('2026-01-01'::date, '2026-03-31'::date, '9 days') d`;
     });
     await refreshRollup(admin);
-    await admin`analyze products, product_daily_costs, product_month_costs, product_cost_answers, product_cost_changes`;
+    await admin`analyze products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas`;
     const plan = async (statement: { text: string; params: string[] }) =>
       (await (await service()).unsafe(`explain (costs off) ${statement.text}`, statement.params)).map((row) => String(Object.values(row)[0])).join("\n");
 
     // The rendered answer reads its chunks and the log, nothing else: no rows, no products, no sort of them.
     const month = await plan(renderedAnswerStatement({ monthFrom: "2026-02-01", monthTo: "2026-02-28", segment: "normal" })!);
     const tables = new Set([...month.matchAll(/ on (\w+)/g)].map((m) => m[1]!).filter((name) => !/_(pkey|idx)$/.test(name)));
-    expect([...tables].sort()).toEqual(["product_cost_answers", "product_cost_changes"]);
+    expect([...tables].sort()).toEqual(["product_cost_answers", "product_cost_deltas"]);
 
-    // Two whole months, no day at either end: no daily row is read for clean products.
-    const months = await plan(productCostsStatement({ monthFrom: "2026-01-01", monthTo: "2026-02-28", segment: "all" }));
-    expect(months.match(/Index Scan using product_month_costs_pkey/g)?.length ?? 0).toBeGreaterThanOrEqual(2);
-    expect(months).not.toContain("Seq Scan on product_daily_costs");
-    expect(months).not.toContain("Seq Scan on product_month_costs");
+    // Edges inside months, whole months between: each edge one lookup of a month's rows by
+    // key, and no daily row read (the branch over them is never run).
+    for (const [monthFrom, monthTo] of [["2026-01-01", "2026-02-28"], ["2026-01-17", "2026-03-09"]] as const) {
+      const statement = productCostsStatement({ monthFrom, monthTo, segment: "all" });
+      const months = (await (await service()).unsafe(`explain (analyze, costs off, timing off, summary off) ${statement.text}`, statement.params))
+        .map((row) => String(Object.values(row)[0]))
+        .join("\n");
+      expect(months.match(/Index Scan using product_cost_months_pkey on product_cost_months \w+ \(actual rows=5000 /g)?.length ?? 0).toBe(2);
+      expect(months).not.toContain("Seq Scan on product_cost_months");
+      // (The first and last day come from the date index, a row each: the statistics that
+      // weigh the daily rows against the months.)
+      expect(months).not.toMatch(/on product_daily_costs \w+ \(actual rows=([2-9]|\d\d)/);
+      expect(months).toMatch(/Index Scan using product_daily_costs_cost_date_idx on product_daily_costs \w+ \(never executed\)/);
+    }
   });
 });

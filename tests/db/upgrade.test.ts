@@ -1,8 +1,10 @@
-// The upgrade from rollup v1 (a database at migration 0004, populated, its triggers having
-// kept product_period_costs) to rollup v2 (0005 and its first refresh), as `migrate` runs it,
-// while the new service answers: every answer is exactly the GROUP BY's or a 503 (logged as
-// MIGRATIONS_PENDING); never a wrong sum, never a 500. Afterwards the old objects are
-// gone, the totals and rendered answers equal a fresh aggregate, and writes go on.
+// The upgrade to rollup v3 (0006 and its first refresh) from the releases before it: rollup
+// v2 (a database at 0005) and rollup v1 (at 0004, its triggers having kept
+// product_period_costs), populated, as `migrate` runs it, while the new service answers:
+// every answer is exactly the GROUP BY's or a 503 (logged as MIGRATIONS_PENDING); never a
+// wrong sum, never a 500. Afterwards the old objects are gone, the months and rendered
+// answers are what the daily rows say, writes go on, and a serving role made by the old
+// release's read-only-role script reads the new tables without a new GRANT.
 // Then a rollup table dropped by hand: reads answer 503 naming the cause, and `migrate`
 // makes it again.
 
@@ -16,9 +18,9 @@ import { testApp, type TestApp } from "../support/app.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { SEGMENTS } from "../support/random-writes.ts";
-import { answerDrift, naiveAnswer, totalsDrift } from "../support/rollup-oracle.ts";
+import { answerDrift, monthsDrift, naiveAnswer } from "../support/rollup-oracle.ts";
 
-const NAME = `pce_upgrade_${process.pid}`;
+const V2_TABLES = "products, product_daily_costs, product_month_costs, product_cost_answers, product_cost_changes, schema_migrations";
 const RANGES: [string, string][] = [
   ["2024-02-14", "2024-02-14"],
   ["2024-02-01", "2024-02-29"],
@@ -28,7 +30,13 @@ const RANGES: [string, string][] = [
   ["2024-03-15", "2024-09-14"],
 ];
 
-describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populated database, restored after a table is dropped", () => {
+for (const { from, release } of [
+  { from: "0005", release: "v2" },
+  { from: "0004", release: "v1" },
+])
+describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on a populated database, restored after a table is dropped`, () => {
+  const NAME = `pce_upgrade_${from}_${process.pid}`;
+  const READER = `pce_upgrade_reader_${from}_${process.pid}`;
   let admin: Sql;
   let service: Sql;
   let app: TestApp;
@@ -52,6 +60,7 @@ describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populate
     await admin.end({ timeout: 5 });
     const server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
     await server.unsafe(`drop database if exists ${NAME} with (force)`);
+    await server.unsafe(`drop role if exists ${READER}`);
     await server.end();
   });
 
@@ -60,10 +69,12 @@ describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populate
     return { status: res.status, body: await res.text() };
   }
 
-  test("no wrong answer at any moment of the upgrade, and exact totals and answers after it", async () => {
-    // As the previous release left it: 0001..0004, 300 products, 15 months of daily rows
-    // written through rollup v1's triggers (some amounts NaN, which v1 summed as NaN).
-    expect(await migrate(admin, MIGRATIONS.filter((m) => m.version <= "0004"))).toEqual(["0001", "0002", "0003", "0004"]);
+  test("no wrong answer at any moment of the upgrade, and exact months and answers after it", async () => {
+    // As the previous release left it: 0001..0004 or 0001..0005, 300 products, 15 months of
+    // daily rows written through its triggers (some amounts NaN, which v1 summed as NaN), its
+    // refresh run (v2), and its serving role made by its read-only-role script.
+    const old = MIGRATIONS.filter((m) => m.version <= from);
+    expect(await migrate(admin, old)).toEqual(old.map((m) => m.version));
     await admin`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample)
                 select i, 5000 + i, 'SKU-' || (i % 97), 'Product ' || i, i % 4 = 0 from generate_series(1, 300) i`;
     await admin`insert into product_daily_costs
@@ -71,8 +82,15 @@ describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populate
                 from generate_series(1, 300) p, generate_series('2023-11-01'::date, '2025-01-31'::date, interval '1 day') d
                 where (p + extract(doy from d)::int) % 3 <> 0`;
     await admin`update product_daily_costs set warehouse_fees_usd = 'NaN' where product_id = 5 and cost_date = '2024-02-14'`;
-    const [v1] = await admin<{ n: number }[]>`select count(*)::int as n from product_period_costs`;
-    expect(v1!.n).toBeGreaterThan(1000);
+    if (from === "0004") {
+      const [v1] = await admin<{ n: number }[]>`select count(*)::int as n from product_period_costs`;
+      expect(v1!.n).toBeGreaterThan(1000);
+    } else {
+      // v2's log, as its triggers kept it (its refresh is gone from this build).
+      const [v2] = await admin<{ n: number }[]>`select count(*)::int as n from product_cost_changes`;
+      expect(v2!.n).toBeGreaterThan(1000);
+      await admin.unsafe(`create role ${READER} login; grant select on ${V2_TABLES} to ${READER}`);
+    }
 
     const expected = new Map<string, string>();
     for (const [from, to] of RANGES) for (const segment of SEGMENTS) expected.set(`${from} ${to} ${segment}`, await naiveAnswer(admin, from, to, segment));
@@ -98,7 +116,7 @@ describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populate
     });
 
     // What `migrate` does: the pending migrations in one transaction, then the first refresh.
-    expect(await migrate(admin)).toEqual(["0005"]);
+    expect(await migrate(admin)).toEqual(from === "0004" ? ["0005", "0006"] : ["0006"]);
     // Migrated, not yet refreshed: nothing is materialized, the log names everything, and
     // every read adds up the daily rows.
     const allRanges = async () => {
@@ -119,11 +137,26 @@ describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populate
     const [left] = await admin<{ tables: string[] }[]>`
       select array_agg(c.relname::text order by c.relname) as tables from pg_class c
       where c.relnamespace = 'public'::regnamespace and c.relkind = 'r' and c.relname like 'product%'`;
-    expect(left!.tables).toEqual(["product_cost_answers", "product_cost_changes", "product_daily_costs", "product_month_costs", "products"]);
+    expect(left!.tables).toEqual(["product_cost_answers", "product_cost_deltas", "product_cost_months", "product_cost_refreshes", "product_daily_costs", "products"]);
     const [triggers] = await admin<{ names: string[] }[]>`
       select array_agg(tgname::text order by tgname) as names from pg_trigger where not tgisinternal`;
-    expect(triggers!.names.every((n) => n.startsWith("product_cost_changes_on_"))).toBe(true);
-    expect({ totals: await totalsDrift(service), answers: await answerDrift(service) }).toEqual({ totals: [], answers: [] });
+    expect(triggers!.names.every((n) => n.startsWith("product_cost_deltas_on_"))).toBe(true);
+    expect({ months: await monthsDrift(service), answers: await answerDrift(service) }).toEqual({ months: [], answers: [] });
+
+    if (from === "0005") {
+      // The old release's serving role reads the new tables: its grants came along.
+      const reader = new URL(url);
+      reader.username = READER;
+      const readerPool = createPool({ url: reader.toString(), max: 1, connectTimeoutMs: 5000, statementTimeoutMs: 60000, readOnly: true, applicationName: "pce-upgrade-reader" });
+      try {
+        const readerApp = testApp(readerPool);
+        const res = await readerApp.get("/external/v1/product-costs?month_from=2024-03-15&month_to=2024-09-14&segment=all");
+        expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: await naiveAnswer(admin, "2024-03-15", "2024-09-14", "all") });
+        expect(await checkReadiness(readerPool, 2000)).toEqual({ ready: true });
+      } finally {
+        await readerPool.end({ timeout: 5 });
+      }
+    }
 
     // The NaN that v1 kept in its sums for good: corrected now, exact at once.
     await admin`update product_daily_costs set warehouse_fees_usd = 1 where product_id = 5 and cost_date = '2024-02-14'`;
@@ -132,7 +165,8 @@ describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populate
     }
   }, 120_000);
 
-  test.each(["product_month_costs", "product_cost_answers", "product_cost_changes"])(
+  // (product_cost_refreshes is restored the same way; no read needs it, so reads go on.)
+  test.each(["product_cost_months", "product_cost_answers", "product_cost_deltas"])(
     "%s dropped by hand: reads answer 503 and /readyz says to migrate; migrate makes it again and the answers are exact",
     async (table) => {
       await admin.unsafe(`drop table ${table}`);
@@ -142,12 +176,12 @@ describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populate
       expect(ready).toMatchObject({ ready: false, problem: { code: "MIGRATIONS_PENDING" } });
 
       // --dry-run names the step and changes nothing.
-      const step = { version: "0005", name: "rollup_v2", action: "restore" as const, tables: [table] };
+      const step = { version: "0006", name: "rollup_v3", action: "restore" as const, tables: [table] };
       expect(await plannedMigrations(admin)).toEqual([step]);
       expect(await plannedMigrations(admin)).toEqual([step]);
       const reported: unknown[] = [];
       expect(await migrate(admin, MIGRATIONS, { onStepStart: (s) => reported.push(["start", s]), onStepDone: (s, ms) => reported.push(["done", s, ms >= 0]) })).toEqual([
-        `0005 (restored ${table})`,
+        `0006 (restored ${table})`,
       ]);
       expect(reported).toEqual([["start", step], ["done", step, true]]);
       expect(await plannedMigrations(admin)).toEqual([]);
@@ -156,9 +190,9 @@ describeWithPostgres("the rollup's schema: upgraded from v1 (0004) on a populate
         expect(await answer("2024-02-01", "2024-02-29", segment)).toEqual({ status: 200, body: await naiveAnswer(admin, "2024-02-01", "2024-02-29", segment) });
       }
       expect((await refreshRollup(admin))?.mode).toBe("rebuild");
-      expect({ totals: await totalsDrift(service), answers: await answerDrift(service) }).toEqual({ totals: [], answers: [] });
-      for (const [from, to] of RANGES) {
-        expect(await answer(from, to, "all")).toEqual({ status: 200, body: await naiveAnswer(admin, from, to, "all") });
+      expect({ months: await monthsDrift(service), answers: await answerDrift(service) }).toEqual({ months: [], answers: [] });
+      for (const [first, last] of RANGES) {
+        expect(await answer(first, last, "all")).toEqual({ status: 200, body: await naiveAnswer(admin, first, last, "all") });
       }
       expect(await migrate(admin)).toEqual([]);
     },

@@ -24,7 +24,7 @@ export function namedPool(url: string, name: string, options: { statementTimeout
  * The default is the one table every read of the service opens: the change log, which both
  * the rows' query and the rendered answers' check read.
  */
-export async function holdLock(admin: Sql, table = "product_cost_changes"): Promise<() => Promise<void>> {
+export async function holdLock(admin: Sql, table = "product_cost_deltas"): Promise<() => Promise<void>> {
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
   let locked!: () => void;

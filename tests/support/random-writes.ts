@@ -127,12 +127,26 @@ export async function someKeys(sql: Sql, r: Rng, fraction: number): Promise<{ id
 export const CHOSEN = (sql: Sql, keys: { ids: string[]; dates: string[] }) =>
   sql`(product_id, cost_date) in (select * from unnest(${keys.ids}::bigint[], ${keys.dates}::date[]))`;
 
-/** One random write; returns its name for the failure message. */
 const ISOLATION = ["read committed", "repeatable read", "serializable"] as const;
 
-/** One random write; returns its name for the failure message. */
+/**
+ * One random write; returns its name for the failure message. Writes of daily rows run
+ * half the time in a transaction of a random isolation level (the triggers must note the
+ * same whatever the level), the rest as autocommit statements.
+ */
 export async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<string> {
-  const kind = r.int(0, 13); // 11 and 12: products change; 13: a product goes, with its rows
+  const kind = r.int(0, 13); // 8 and 10: transactions of their own; 11 and 12: products change; 13: a product goes, with its rows
+  if (kind <= 7 || kind === 9) {
+    if (r.chance(0.5)) {
+      const isolation = r.pick(ISOLATION);
+      const what = (await sql.begin(`isolation level ${isolation}`, (tx) => write(tx, r, viaCopy, kind))) as string;
+      return `${what} in ${isolation}`;
+    }
+  }
+  return write(sql, r, viaCopy, kind);
+}
+
+async function write(sql: Sql, r: Rng, viaCopy: boolean, kind: number): Promise<string> {
   switch (kind) {
     case 0:
     case 1:
@@ -179,7 +193,7 @@ export async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<
     case 8:
       // An ETL reload: empty the table, bulk load it again, in one transaction or not.
       if (r.chance(0.5)) {
-        await sql.begin(async (tx) => {
+        await (sql as Pool).begin(async (tx) => {
           await tx`truncate product_daily_costs`;
           await bulkLoad(tx, randomRows(r, r.int(0, 900)), viaCopy);
         });
@@ -194,7 +208,7 @@ export async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<
     case 10: {
       // Several writes in one transaction, then commit or roll back.
       const commit = r.chance(0.5);
-      await sql
+      await (sql as Pool)
         .begin(async (tx) => {
           await insertRows(tx, randomRows(r, r.int(1, 40)), "update");
           await tx`delete from product_daily_costs where product_id = ${r.int(1, PRODUCTS)}`;
@@ -223,7 +237,7 @@ export async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<
       const ids = Array.from({ length: r.int(1, 8) }, () => String(r.int(1, PRODUCTS)));
       const change = r.int(0, 4);
       const isolation = r.pick(ISOLATION);
-      await sql.begin(`isolation level ${isolation}`, async (tx) => {
+      await (sql as Pool).begin(`isolation level ${isolation}`, async (tx) => {
         if (change === 0) {
           await tx`update products set is_sample = not is_sample where product_id = any(${ids}::bigint[])`;
         } else if (change === 1) {
@@ -259,30 +273,40 @@ export async function randomWrite(sql: Pool, r: Rng, viaCopy: boolean): Promise<
 
 export class RollBack extends Error {}
 
+/**
+ * A range of any shape users ask: one day, whole months, a quarter or a year, and from any
+ * day to any day: firsts and lasts of months, February 29, days before, after and around all
+ * the data, across the year's end.
+ */
 export function randomRange(r: Rng): [string, string] {
   const day = () => {
-    const k = r.int(0, 9);
+    const k = r.int(0, 13);
     if (k < 2) return isoDay(r.int(-40, DAYS + 40)); // partly or wholly outside the data
+    if (k === 2) return r.pick(["0001-01-01", "2019-06-15", "2031-12-31", "9999-12-31"]); // far before or after
+    if (k === 3) return "2024-02-29";
     const d = isoDay(r.int(0, DAYS - 1));
-    if (k < 4) return d.slice(0, 8) + "01"; // a first of the month
+    if (k < 6) return d.slice(0, 8) + "01"; // a first of the month
+    if (k < 8) return new Date(Date.UTC(Number(d.slice(0, 4)), Number(d.slice(5, 7)), 0)).toISOString().slice(0, 10); // a last
     return d;
   };
   const a = day();
   const kind = r.int(0, 6);
+  // Whole months, quarters and years are drawn around the data (a month after 9999-12 is no date).
+  const near = a < "2000" || a > "2100" ? isoDay(r.int(0, DAYS - 1)) : a;
   if (kind === 0) return [a, a]; // one day
   if (kind === 1) {
     // whole months: first day .. last day of a later month
-    const start = a.slice(0, 8) + "01";
-    const end = new Date(Date.UTC(Number(a.slice(0, 4)), Number(a.slice(5, 7)) - 1 + r.int(1, 4), 0)).toISOString().slice(0, 10);
+    const start = near.slice(0, 8) + "01";
+    const end = new Date(Date.UTC(Number(near.slice(0, 4)), Number(near.slice(5, 7)) - 1 + r.int(1, 4), 0)).toISOString().slice(0, 10);
     return [start, end];
   }
   if (kind === 2) {
     // exactly one quarter or one year
-    const year = Number(a.slice(0, 4));
-    if (r.chance(0.5)) return [`${a.slice(0, 4)}-01-01`, `${a.slice(0, 4)}-12-31`];
-    const q = Math.floor((Number(a.slice(5, 7)) - 1) / 3);
+    const year = Number(near.slice(0, 4));
+    if (r.chance(0.5)) return [`${near.slice(0, 4)}-01-01`, `${near.slice(0, 4)}-12-31`];
+    const q = Math.floor((Number(near.slice(5, 7)) - 1) / 3);
     const end = new Date(Date.UTC(year, q * 3 + 3, 0)).toISOString().slice(0, 10);
-    return [`${a.slice(0, 4)}-${String(q * 3 + 1).padStart(2, "0")}-01`, end];
+    return [`${near.slice(0, 4)}-${String(q * 3 + 1).padStart(2, "0")}-01`, end];
   }
   const b = day();
   return a <= b ? [a, b] : [b, a];

@@ -1,7 +1,7 @@
 // The oracle the rollup's tests compare with: the naive GROUP BY over the daily rows
 // (tests/db/naive_product_costs.sql) rendered as the service renders rows, and checks that
-// the refresh's materializations (the totals to date, the rendered answers) equal a fresh
-// aggregate of the daily rows.
+// the refresh's materializations (the months, the rendered answers) equal what the daily
+// rows say.
 
 import type { ProductCostRow } from "../../src/db/product-costs.ts";
 import { rowsJson } from "../../src/http/row-json.ts";
@@ -20,21 +20,39 @@ export async function naiveAnswer(sql: Sql, from: string, to: string, segment: S
   return rowsAsJson(await sql.unsafe(naiveQuery, [from, to, segment]).raw());
 }
 
-/** Rows where the totals to date differ from a fresh aggregate of the daily rows (none when right). */
-export async function totalsDrift(sql: Sql): Promise<unknown[]> {
-  const money = (c: string) => `coalesce(sum(nullif(d.${c}, 'NaN')), 0) as ${c}, count(nullif(d.${c}, 'NaN')) as ${c}_count`;
+/**
+ * Rows of product_cost_months (migration 0006) that differ from what the daily rows say, each
+ * value computed here the plain way, row by row (none when right): for every product with
+ * daily rows, every month from its first through the rollup's last, its totals before the
+ * month, and within it the day masks and running sums.
+ */
+export async function monthsDrift(sql: Sql): Promise<unknown[]> {
+  const value = (c: string) => `nullif(d.${c}, 'NaN')`;
+  const before = (c: string) =>
+    `(select coalesce(sum(${value(c)}), 0) from product_daily_costs d where d.product_id = g.product_id and d.cost_date < g.month),
+     (select count(${value(c)})::int from product_daily_costs d where d.product_id = g.product_id and d.cost_date < g.month)`;
+  const inMonth = `d.product_id = g.product_id and d.cost_date >= g.month and d.cost_date < (g.month + interval '1 month')::date`;
+  const mask = (test: string) => `(select coalesce(bit_or(1 << (extract(day from d.cost_date)::int - 1)), 0) from product_daily_costs d where ${inMonth} and ${test})`;
+  const running = (c: string) =>
+    `(select coalesce(array_agg(x.s order by x.cost_date), '{}') from
+       (select d.cost_date, sum(coalesce(${value(c)}, 0)) over (order by d.cost_date) as s from product_daily_costs d where ${inMonth}) x)`;
   return [
     ...(await sql.unsafe(`
-    with last as (select max(month) as month from product_month_costs),
+    with last as (select max(month) as month from product_cost_months),
     firsts as (select product_id, date_trunc('month', min(cost_date)::timestamp)::date as month from product_daily_costs group by 1),
-    expected as (
-      select g.month::date as month, f.product_id, count(d.product_id) as rows, ${COLUMNS.map(money).join(", ")}
-      from firsts f cross join last
-      cross join generate_series(f.month, last.month, interval '1 month') as g(month)
-      left join product_daily_costs d on d.product_id = f.product_id and d.cost_date < (g.month + interval '1 month')::date
-      group by 1, 2
+    grid as (
+      select g.month::date as month, f.product_id
+      from firsts f cross join last cross join generate_series(f.month, last.month, interval '1 month') as g(month)
     ),
-    kept as (select * from product_month_costs)
+    expected as (
+      select g.month, g.product_id,
+        (select count(*)::int from product_daily_costs d where d.product_id = g.product_id and d.cost_date < g.month),
+        ${COLUMNS.map(before).join(", ")},
+        ${mask("true")}, ${COLUMNS.map((c) => mask(`${value(c)} is not null`)).join(", ")},
+        ${COLUMNS.map(running).join(", ")}
+      from grid g
+    ),
+    kept as (select * from product_cost_months)
     (select 'missing or wrong' as problem, * from expected except all select 'missing or wrong', * from kept)
     union all
     (select 'stale', * from kept except all select 'stale', * from expected)

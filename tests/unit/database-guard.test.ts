@@ -8,7 +8,7 @@ import { memoryLogger } from "../../src/log.ts";
 
 const notPostgres = () => Object.assign(new Error('the server at h:1 is not a PostgreSQL server: it answered "HTTP/1.1 400"'), { code: "NOT_POSTGRESQL" });
 const refused = () => Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });
-const noTable = () => new postgres.PostgresError({ code: "42P01", message: 'relation "product_month_costs" does not exist' } as never);
+const noTable = () => new postgres.PostgresError({ code: "42P01", message: 'relation "product_cost_months" does not exist' } as never);
 
 function setup() {
   let clock = 0;

@@ -8,9 +8,9 @@ const pg = (code: string, message: string) => new postgres.PostgresError({ code,
 const client = (code: string, message: string) => Object.assign(new Error(message), { code });
 
 test.each([
-  [pg("42P01", 'relation "product_month_costs" does not exist'), "MIGRATIONS_PENDING", 'relation "product_month_costs" does not exist', "run `product-cost-export migrate`"],
+  [pg("42P01", 'relation "product_cost_months" does not exist'), "MIGRATIONS_PENDING", 'relation "product_cost_months" does not exist', "run `product-cost-export migrate`"],
   [pg("42883", "function cost_total(numeric) does not exist"), "MIGRATIONS_PENDING", "function cost_total(numeric) does not exist", "migrate"],
-  [pg("42501", "permission denied for table product_month_costs"), "PERMISSION_DENIED", "permission denied for table product_month_costs", "grant the service's role SELECT"],
+  [pg("42501", "permission denied for table product_cost_months"), "PERMISSION_DENIED", "permission denied for table product_cost_months", "grant the service's role SELECT"],
   [pg("3D000", 'database "costz" does not exist'), "DATABASE_NOT_FOUND", "the database named in DATABASE_URL does not exist", "database name"],
   [pg("28P01", 'password authentication failed for user "svc"'), "AUTHENTICATION_FAILED", "PostgreSQL refused the user or password of DATABASE_URL", "user and password"],
   [client("NOT_POSTGRESQL", 'the server at db:80 is not a PostgreSQL server: it answered "HTTP/1.1 400"'), "NOT_POSTGRESQL", "the server at DATABASE_URL's host and port is not PostgreSQL", "another kind of server"],
