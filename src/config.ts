@@ -86,6 +86,12 @@ export const SETTINGS: readonly SettingSpec[] = [
     choices: ["json", "pretty"], help: "json: one JSON object per line; pretty: readable text for a terminal." },
   { key: "metricsEnabled", commands: SERVE, env: "METRICS_ENABLED", flag: "metrics-enabled", kind: "bool", default: true,
     help: "Serve GET /metrics (Prometheus text format, no key: restrict it at the network). false: /metrics answers 404." },
+  { key: "refreshDatabaseUrl", commands: SERVE, env: "REFRESH_DATABASE_URL", flag: "refresh-database-url", kind: "string", default: undefined,
+    help: "A URL of the tables' owner: the service then folds writers' changes into the rollup itself, every REFRESH_INTERVAL_S (instead of the refresh timer; instances take turns). Its reads stay on DATABASE_URL's read-only sessions. Unset: the timer's job." },
+  { key: "refreshDatabaseUrlFile", commands: SERVE, env: "REFRESH_DATABASE_URL_FILE", flag: "refresh-database-url-file", kind: "string", default: undefined,
+    help: "File holding the REFRESH_DATABASE_URL. Under systemd, LoadCredential=refresh-database-url:<file> does the same." },
+  { key: "refreshIntervalS", commands: SERVE, env: "REFRESH_INTERVAL_S", flag: "refresh-interval-s", kind: "int", default: 60, min: 1, max: 86400,
+    help: "With REFRESH_DATABASE_URL: seconds between the service's refreshes." },
 ];
 
 export interface Config {
@@ -114,6 +120,9 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly logFormat: "json" | "pretty";
   readonly metricsEnabled: boolean;
+  readonly refreshDatabaseUrl: string | undefined;
+  readonly refreshDatabaseUrlFile: string | undefined;
+  readonly refreshIntervalS: number;
   /** systemd's LoadCredential= directory, if the service runs under systemd. */
   readonly credentialsDirectory: string | undefined;
 }
@@ -265,7 +274,7 @@ export function readCommandLine(
   }
   out.credentialsDirectory = env.CREDENTIALS_DIRECTORY || undefined;
 
-  const database = databaseUrlOf(out, flags.has("database-url") ? "--database-url" : "DATABASE_URL", problems);
+  const database = databaseUrlOf(out, MAIN_DATABASE, flags.has("database-url") ? "--database-url" : "DATABASE_URL", problems);
   let target: DatabaseTarget | undefined;
   if (database) {
     out.databaseUrl = database.url;
@@ -284,6 +293,13 @@ export function readCommandLine(
     if (proxies) problems.push(`${flags.has("trusted-proxies") ? "--trusted-proxies" : "TRUSTED_PROXIES"}: ${proxies}`);
     const hostProblem = checkListenHost(out.host as string);
     if (hostProblem) problems.push(`${flags.has("host") ? "--host" : "HOST"} ${hostProblem}`);
+    const refresh = databaseUrlOf(out, REFRESH_DATABASE, flags.has("refresh-database-url") ? "--refresh-database-url" : "REFRESH_DATABASE_URL", problems);
+    if (refresh) {
+      out.refreshDatabaseUrl = refresh.url;
+      checkDatabaseUrl(refresh.url, refresh.source, problems);
+      // The embedded database refreshes when it is written (load-csv): nothing to fold here.
+      if (!database) problems.push(`${refresh.source} needs DATABASE_URL: the service refreshes the PostgreSQL it reads`);
+    }
   }
   if (problems.length) throw new ConfigError(problems.join("; "));
   const ownValues = new Map([...parsed.values].filter(([name]) => own.some((o) => o.flag === name)));
@@ -307,19 +323,31 @@ export function checkListenHost(host: string): string | undefined {
 
 /** The systemd credential that holds the DATABASE_URL (LoadCredential=database-url:<file>). */
 export const DATABASE_URL_CREDENTIAL = "database-url";
+/** The systemd credential that holds the REFRESH_DATABASE_URL. */
+export const REFRESH_DATABASE_URL_CREDENTIAL = "refresh-database-url";
+
+/** A URL that may come from a setting, a file setting or a systemd credential. */
+interface UrlSources {
+  key: string;
+  fileKey: string;
+  fileEnv: string;
+  credential: string;
+}
+const MAIN_DATABASE: UrlSources = { key: "databaseUrl", fileKey: "databaseUrlFile", fileEnv: "DATABASE_URL_FILE", credential: DATABASE_URL_CREDENTIAL };
+const REFRESH_DATABASE: UrlSources = { key: "refreshDatabaseUrl", fileKey: "refreshDatabaseUrlFile", fileEnv: "REFRESH_DATABASE_URL_FILE", credential: REFRESH_DATABASE_URL_CREDENTIAL };
 
 /**
- * The DATABASE_URL and where it came from: the flag or variable; else DATABASE_URL_FILE;
- * else the systemd credential. A file holds one line (surrounding whitespace ignored).
+ * A database URL and where it came from: the flag or variable (`source`); else its _FILE
+ * setting; else the systemd credential. A file holds one line (surrounding whitespace ignored).
  */
-function databaseUrlOf(out: Record<string, unknown>, source: string, problems: string[]): { url: string; source: string } | undefined {
-  const file = out.databaseUrlFile as string | undefined;
-  if (out.databaseUrl !== undefined) {
-    if (file !== undefined) problems.push(`${source} and DATABASE_URL_FILE are both set: keep one`);
-    return { url: out.databaseUrl as string, source };
+function databaseUrlOf(out: Record<string, unknown>, from: UrlSources, source: string, problems: string[]): { url: string; source: string } | undefined {
+  const file = out[from.fileKey] as string | undefined;
+  if (out[from.key] !== undefined) {
+    if (file !== undefined) problems.push(`${source} and ${from.fileEnv} are both set: keep one`);
+    return { url: out[from.key] as string, source };
   }
-  const credential = out.credentialsDirectory ? join(out.credentialsDirectory as string, DATABASE_URL_CREDENTIAL) : undefined;
-  const [path, what] = file !== undefined ? [file, `DATABASE_URL_FILE ${file}`] : credential && existsSync(credential) ? [credential, `the systemd credential ${DATABASE_URL_CREDENTIAL}`] : [];
+  const credential = out.credentialsDirectory ? join(out.credentialsDirectory as string, from.credential) : undefined;
+  const [path, what] = file !== undefined ? [file, `${from.fileEnv} ${file}`] : credential && existsSync(credential) ? [credential, `the systemd credential ${from.credential}`] : [];
   if (!path) return undefined;
   try {
     const url = readFileSync(path, "utf8").trim();

@@ -11,9 +11,12 @@ import { migrate, plannedMigrations } from "./db/migrations.ts";
 import { openDatabase } from "./db/open.ts";
 import { databaseProblem } from "./db/problems.ts";
 import { checkReadiness } from "./db/readiness.ts";
+import { readRollupLag } from "./db/rollup-lag.ts";
 import type { Database } from "./db/database.ts";
 import { heartbeat, indexBuildDetail, type IndexBuildProgress } from "./progress.ts";
 import { refreshWithProgress } from "./db/refresh-progress.ts";
+import { refreshProblem } from "./db/refresh.ts";
+import { startBackgroundRefresh } from "./db/background-refresh.ts";
 import { createAdmission } from "./http/admission.ts";
 import { createApp } from "./http/app.ts";
 import { clientAddress } from "./http/client-address.ts";
@@ -43,6 +46,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     maxRangeDays: config.maxRangeDays,
     firstBatchTimeoutMs: config.statementTimeoutMs + 1000,
     readiness,
+    rollupLag: () => readRollupLag(db.readinessSql, READINESS_TIMEOUT_MS),
     guard,
     demoData: db.servesDemoData,
     docsEnabled: config.docsEnabled,
@@ -80,6 +84,9 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   );
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
   process.on("SIGHUP", () => reloadOnSighup({ config, logger, tlsServed, keys: () => keys, setKeys: (next) => (keys = next) }));
+  const backgroundRefresh = config.refreshDatabaseUrl
+    ? startBackgroundRefresh({ url: config.refreshDatabaseUrl, intervalMs: config.refreshIntervalS * 1000, connectTimeoutMs: config.dbConnectTimeoutMs, logger })
+    : undefined;
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -92,6 +99,8 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       logger.warn("shutdown timeout reached, closing the remaining connections", { in_flight: server.pendingRequests });
       await server.stop(true);
     }
+    // A refresh in progress commits or rolls back first (its work is not lost either way).
+    await backgroundRefresh?.stop();
     // Every request has ended (or was cut): what may still wait on the pool is a readiness
     // check or a connection attempt to a database that is down. Nothing to wait for.
     await db.close(0).catch(() => {});
@@ -107,6 +116,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     url: server.url.toString(),
     database: db.description,
     api_keys: keys.size,
+    refresh: backgroundRefresh ? `by the service, every ${config.refreshIntervalS} s` : "by the refresh timer (or by hand)",
     // Time since the process started; for the embedded database, where its start went.
     startup_ms: Math.round(performance.now()),
     ...(db.startTimings ? { database_start_ms: db.startTimings } : {}),
@@ -177,7 +187,7 @@ async function runRefresh(config: Config, rebuild: boolean, logger: Logger): Pro
     const refreshed = await refreshWithProgress("refresh", db.sql, { rebuild });
     logger.info("refreshed", { ...refreshed, database: db.description });
   } catch (err) {
-    const found = databaseProblem(err);
+    const found = refreshProblem(err);
     if (found) throw new Error(`cannot refresh: ${found.cause}; ${found.fix}`);
     throw err;
   } finally {

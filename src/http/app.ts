@@ -8,6 +8,7 @@ import { bearerCredentials } from "../auth/bearer.ts";
 import type { Sql } from "../db/client.ts";
 import type { DatabaseGuard } from "../db/database-guard.ts";
 import type { Readiness } from "../db/readiness.ts";
+import { lagIsLarge, LARGE_LAG_SECONDS, type RollupLag } from "../db/rollup-lag.ts";
 import { readProductCosts } from "../db/product-costs.ts";
 import type { Logger } from "../log.ts";
 import { rangeDays, validateProductCostParams } from "../validation/product-cost-params.ts";
@@ -42,6 +43,8 @@ export interface AppDeps {
   firstBatchTimeoutMs: number;
   /** Answers /readyz: whether a request would be answered now, and if not, why. */
   readiness: () => Promise<Readiness>;
+  /** How far the rollup lags behind the writers: the gauges of /metrics, and /readyz when large (none: not reported). */
+  rollupLag?: () => Promise<RollupLag | undefined>;
   /** Holds requests back while the database is known to be unusable (none: every request tries). */
   guard?: DatabaseGuard;
   /** The embedded demo dataset is served: /readyz says so. */
@@ -67,6 +70,7 @@ export function createApp(deps: AppDeps) {
     const { running, queued } = admission.stats();
     return { inUse: running, waiting: queued, max: deps.sql.options.max };
   });
+  if (deps.rollupLag) deps.metrics?.trackRollupLag(deps.rollupLag);
   const productCosts = new Elysia()
     // `derive` runs before Elysia's query check, so an unauthenticated caller learns nothing about validation.
     .derive(({ request }) => {
@@ -141,12 +145,27 @@ export function createApp(deps: AppDeps) {
         if (!r.ready) contextOf(request).error = new DatabaseProblemError(r.problem);
         // With no key at all every API request answers 503: ready, and saying why it is of no use yet.
         const noKeys = deps.keys().size === 0 ? { api_keys: 0, warning: "no API key configured: every API request answers 503 EXTERNAL_API_NOT_CONFIGURED" } : {};
-        if (r.ready) return jsonResponse(200, compactJson({ detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...noKeys }));
+        if (r.ready) {
+          // Answers are exact whatever the rollup's lag: still ready, but a large lag is named.
+          const lag = deps.rollupLag ? await deps.rollupLag() : undefined;
+          const rollup = lag && lagIsLarge(lag) ? { rollup: rollupLagBody(lag) } : {};
+          return jsonResponse(200, compactJson({ detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...noKeys, ...rollup }));
+        }
         return jsonResponse(503, compactJson({ detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix }));
       },
       { detail: { hide: true } },
     )
     .use(productCosts);
+}
+
+/** What /readyz says of a large rollup lag. */
+function rollupLagBody(lag: RollupLag) {
+  const age = lag.lastRefreshAgeSeconds === null ? "no refresh has run" : `the last refresh was ${Math.round(lag.lastRefreshAgeSeconds)} s ago`;
+  return {
+    changes_waiting: lag.changesWaiting,
+    last_refresh_age_seconds: lag.lastRefreshAgeSeconds === null ? null : Math.round(lag.lastRefreshAgeSeconds),
+    warning: `changes wait to be folded into the rollup and ${age} (over ${LARGE_LAG_SECONDS} s): answers stay exact but slower; check the refresh timer (README: Monitoring)`,
+  };
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -12,7 +12,7 @@ export function metricsRoute(metrics: ServiceMetrics | undefined) {
   if (!metrics) return app;
   return app.get(
     METRICS_PATH,
-    () => new Response(metrics.render(), { headers: { "content-type": PROMETHEUS_TEXT_TYPE, "cache-control": "no-store" } }),
+    async () => new Response(await metrics.render(), { headers: { "content-type": PROMETHEUS_TEXT_TYPE, "cache-control": "no-store" } }),
     { detail: { hide: true } },
   );
 }

@@ -6,6 +6,7 @@
 // keys without one count together as "unlabelled".
 
 import { DATABASE_ERROR_KINDS, databaseErrorKind } from "../db/error-kind.ts";
+import type { RollupLag } from "../db/rollup-lag.ts";
 import type { BodyEnd } from "../http/observed-body.ts";
 import type { RequestContext } from "../http/request-context.ts";
 import { Registry } from "./registry.ts";
@@ -44,12 +45,14 @@ export interface PoolState {
 }
 
 export interface ServiceMetrics {
-  /** The exposition text for GET /metrics. */
-  render(): string;
+  /** The exposition text for GET /metrics (the rollup's lag read from the database first). */
+  render(): Promise<string>;
   /** Counts a failure that escaped every request's own handling (logged, never fatal). */
   unhandledError(): void;
   /** Where the pool gauges read from (the app's admission control). */
   trackPool(read: () => PoolState): void;
+  /** Where the rollup's lag gauges read from, at each scrape (undefined: not known, no series). */
+  trackRollupLag(read: () => Promise<RollupLag | undefined>): void;
   /** Records finished requests; `routes` are the app's route templates (every other path is one label). */
   observer(routes: readonly { path: string }[]): (observation: RequestObservation) => void;
 }
@@ -68,6 +71,8 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   const registry = new Registry();
   const startedAt = Date.now() / 1000;
   let pool: () => PoolState = () => ({ inUse: 0, waiting: 0, max: 0 });
+  let readLag: () => Promise<RollupLag | undefined> = async () => undefined;
+  let lag: RollupLag | undefined; // as read for the scrape being rendered
 
   const requests = registry.counter(`${PREFIX}http_requests_total`, "HTTP requests answered, by method, route template and status.");
   const duration = registry.histogram(
@@ -107,6 +112,16 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   );
   registry.gauge(`${PREFIX}database_pool_max`, "Size of the database pool.", () => [[{}, pool().max]]);
   registry.gauge(`${PREFIX}database_pool_waiting`, "Reads waiting for a connection because every one is in use.", () => [[{}, pool().waiting]]);
+  registry.gauge(
+    `${PREFIX}rollup_changes_waiting`,
+    "Changes writers made that the refresh has not folded into the rollup yet (notes in product_cost_deltas, counted up to a million). Answers are exact regardless; reads of ranges with changes waiting are slower.",
+    () => (lag ? [[{}, lag.changesWaiting]] : []),
+  );
+  registry.gauge(
+    `${PREFIX}rollup_last_refresh_age_seconds`,
+    "Seconds since the last refresh committed, by the database's clock (the timer or the service's own refresh; one that found nothing to fold counts). Absent when none has run.",
+    () => (lag?.lastRefreshAgeSeconds != null ? [[{}, lag.lastRefreshAgeSeconds]] : []),
+  );
   registry.gauge(`${PREFIX}build_info`, "The running version and commit (always 1).", () => [[{ version: options.version, commit: options.commit }, 1]]);
   registry.gauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.", () => [[{}, startedAt]]);
   registry.gauge("process_resident_memory_bytes", "Resident memory size, in bytes.", () => [[{}, process.memoryUsage.rss()]]);
@@ -116,10 +131,16 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   });
 
   return {
-    render: () => registry.render(),
+    async render() {
+      lag = await readLag().catch(() => undefined);
+      return registry.render();
+    },
     unhandledError: () => unhandled.inc({}),
     trackPool(read) {
       pool = read;
+    },
+    trackRollupLag(read) {
+      readLag = read;
     },
     observer(routeList) {
       const routes = new Set(routeList.map((r) => r.path));

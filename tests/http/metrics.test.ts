@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
 import { createPool } from "../../src/db/client.ts";
+import { refreshRollup } from "../../src/db/refresh.ts";
 import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
@@ -60,6 +61,8 @@ describeBackends("metrics on $name", (backend) => {
       `# TYPE ${P}database_pool_connections gauge`,
       `# TYPE ${P}database_pool_max gauge`,
       `# TYPE ${P}database_pool_waiting gauge`,
+      `# TYPE ${P}rollup_changes_waiting gauge`,
+      `# TYPE ${P}rollup_last_refresh_age_seconds gauge`,
       `# TYPE ${P}build_info gauge`,
       "# TYPE process_start_time_seconds gauge",
       "# TYPE process_resident_memory_bytes gauge",
@@ -69,6 +72,46 @@ describeBackends("metrics on $name", (backend) => {
     expect(samples(text, `${P}rows_served_total`)).toEqual([`${P}rows_served_total{format="csv"} 0`, `${P}rows_served_total{format="json"} 0`]);
     expect(samples(text, `${P}unhandled_errors_total`)).toEqual([`${P}unhandled_errors_total 0`]);
     expect(text.endsWith("\n")).toBe(true);
+  });
+
+  test("the rollup's lag: changes waiting move with writes and return to 0 after a refresh; its age is the last refresh's; /readyz names a large lag", async () => {
+    const [app] = fresh();
+    await refreshRollup(db.admin);
+    const lag = async () => {
+      const { text } = await scrape(app);
+      const age = samples(text, `${P}rollup_last_refresh_age_seconds`).map((l) => Number(l.split(" ")[1]));
+      return { waiting: samples(text, `${P}rollup_changes_waiting`), age };
+    };
+    const folded = await lag();
+    expect(folded.waiting).toEqual([`${P}rollup_changes_waiting 0`]);
+    expect(folded.age.length).toBe(1);
+    expect(folded.age[0]!).toBeGreaterThanOrEqual(0);
+    expect(folded.age[0]!).toBeLessThan(60);
+
+    // Two statements, three (product, month) pairs: three notes.
+    await db.admin`insert into product_daily_costs (product_id, cost_date, purchase_cost_usd) values (6, '2024-05-01', 1), (7, '2024-06-01', 2)`;
+    await db.admin`update product_daily_costs set purchase_cost_usd = 2 where product_id = 1 and cost_date = '2024-01-01'`;
+    expect((await lag()).waiting).toEqual([`${P}rollup_changes_waiting 3`]);
+    // Ready and saying nothing of a lag that the next refresh will fold.
+    expect(await (await app.get("/readyz", {})).text()).toBe(`{"detail":"READY"}`);
+
+    // The timer stopped ten minutes ago: still ready (answers are exact), and it says so.
+    await db.admin`update product_cost_refreshes set finished_at = now() - interval '10 minutes'`;
+    const stalled = await app.get("/readyz", {});
+    const body = (await stalled.json()) as { detail: string; rollup: { changes_waiting: number; last_refresh_age_seconds: number; warning: string } };
+    expect(stalled.status).toBe(200);
+    expect(body.detail).toBe("READY");
+    expect(body.rollup.changes_waiting).toBe(3);
+    expect(body.rollup.last_refresh_age_seconds).toBeGreaterThanOrEqual(600);
+    expect(body.rollup.warning).toStartWith("changes wait to be folded into the rollup and the last refresh was 6");
+    expect((await lag()).age[0]!).toBeGreaterThanOrEqual(600);
+
+    await refreshRollup(db.admin);
+    const after = await lag();
+    expect(after.waiting).toEqual([`${P}rollup_changes_waiting 0`]);
+    expect(after.age[0]!).toBeLessThan(60);
+    expect(await (await app.get("/readyz", {})).text()).toBe(`{"detail":"READY"}`);
+    await loadFixture(db.admin, PRODUCTS, DAILY);
   });
 
   test("counts requests by method, route template and status; every unknown path is one 'unmatched' series", async () => {

@@ -3,6 +3,7 @@
 import { buildKeyRing, type ApiKeyRing } from "../../src/auth/api-keys.ts";
 import type { Sql } from "../../src/db/client.ts";
 import { checkReadiness } from "../../src/db/readiness.ts";
+import { readRollupLag } from "../../src/db/rollup-lag.ts";
 import type { Admission } from "../../src/http/admission.ts";
 import type { BufferBudget } from "../../src/http/read-ahead.ts";
 import { createApp } from "../../src/http/app.ts";
@@ -57,6 +58,7 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     maxRangeDays: options.maxRangeDays ?? 0,
     firstBatchTimeoutMs: options.firstBatchTimeoutMs ?? 30000,
     readiness: () => checkReadiness(sql, 2000),
+    rollupLag: () => readRollupLag(sql, 2000),
     batchSize: options.batchSize,
     connectTimeoutMs: options.connectTimeoutMs,
     admission: options.admission,

@@ -31,6 +31,8 @@ function samples(s: SettingSpec): [string, string] {
     case "string":
       if (s.env === "DATABASE_URL") return ["postgres://env-host/db", "postgres://flag-host/db"];
       if (s.env === "DATABASE_URL_FILE") return [fileWith("env-url", "postgres://env-host/db\n"), fileWith("flag-url", "postgres://flag-host/db")];
+      if (s.env === "REFRESH_DATABASE_URL") return ["postgres://owner@env-host/db", "postgres://owner@flag-host/db"];
+      if (s.env === "REFRESH_DATABASE_URL_FILE") return [fileWith("env-refresh-url", "postgres://owner@env-host/db\n"), fileWith("flag-refresh-url", "postgres://owner@flag-host/db")];
       if (s.env === "HOST") return ["env-host.internal", "127.0.0.2"];
       if (s.env === "TRUSTED_PROXIES") return ["10.0.0.0/8", "127.0.0.1, ::1"];
       return ["/from/env", "/from/flag"];
@@ -43,8 +45,9 @@ function parsed(s: SettingSpec, raw: string): unknown {
   return raw;
 }
 
-/** The certificate and key only come as a pair. */
-const partnerOf = (s: SettingSpec): Record<string, string> => (s.env.startsWith("TLS_") ? { TLS_CERT_FILE: "/c.pem", TLS_KEY_FILE: "/k.pem" } : {});
+/** The certificate and key only come as a pair; the service's own refresh needs the database it reads. */
+const partnerOf = (s: SettingSpec): Record<string, string> =>
+  s.env.startsWith("TLS_") ? { TLS_CERT_FILE: "/c.pem", TLS_KEY_FILE: "/k.pem" } : s.env.startsWith("REFRESH_DATABASE_URL") ? { DATABASE_URL: "postgres://svc@db/costs" } : {};
 const value = (config: Config, key: string) => (config as unknown as Record<string, unknown>)[key];
 const WITH_FLAG = SETTINGS.filter((s) => s.flag);
 
@@ -77,6 +80,24 @@ describe("where a setting comes from", () => {
       expect([argv, loadConfig(argv, {}).metricsEnabled]).toEqual([argv, false]);
     }
     expect(loadConfig(["--metrics-enabled", "--port", "9000"], { METRICS_ENABLED: "false" })).toMatchObject({ metricsEnabled: true, port: 9000 });
+  });
+
+  test("REFRESH_DATABASE_URL: from the variable, its file or the systemd credential refresh-database-url; only beside DATABASE_URL", () => {
+    const base = { DATABASE_URL: "postgres://svc@db/costs" };
+    const file = fileWith("refresh-url-file", "postgres://owner:secret@file-host/db\n");
+    expect(loadConfig([], { ...base, REFRESH_DATABASE_URL_FILE: file }).refreshDatabaseUrl).toBe("postgres://owner:secret@file-host/db");
+    const credentials = join(work, "refresh-credentials");
+    mkdirSync(credentials, { recursive: true });
+    writeFileSync(join(credentials, "refresh-database-url"), "postgres://owner:secret@credential-host/db\n");
+    expect(loadConfig([], { ...base, CREDENTIALS_DIRECTORY: credentials }).refreshDatabaseUrl).toBe("postgres://owner:secret@credential-host/db");
+    expect(loadConfig([], { ...base, CREDENTIALS_DIRECTORY: credentials, REFRESH_DATABASE_URL: "postgres://owner@env/db" }).refreshDatabaseUrl).toBe("postgres://owner@env/db");
+    expect(loadConfig([], base)).toMatchObject({ refreshDatabaseUrl: undefined, refreshIntervalS: 60 });
+    // Not a setting of the commands that write anyway, nor of the embedded database.
+    expect(() => loadConfig([], { REFRESH_DATABASE_URL: "postgres://owner@db/costs" })).toThrow(
+      new ConfigError("REFRESH_DATABASE_URL needs DATABASE_URL: the service refreshes the PostgreSQL it reads"),
+    );
+    expect(() => loadConfig([], { ...base, REFRESH_DATABASE_URL: "mysql://x/y" })).toThrow(/^REFRESH_DATABASE_URL: /);
+    expect(() => loadConfig(["--refresh-database-url", "postgres://o@db/c"], {}, "migrate")).toThrow("--refresh-database-url is a setting of serve, not of migrate");
   });
 
   test("DATABASE_URL_FILE holds the DATABASE_URL on one line; the systemd credential database-url is the fallback", () => {

@@ -7,8 +7,7 @@ import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
 
 const dir = resolve(import.meta.dir, "../../docs/monitoring");
 const exported = new Set(
-  createServiceMetrics({ version: "1.2.3", commit: "abc" })
-    .render()
+  (await createServiceMetrics({ version: "1.2.3", commit: "abc" }).render())
     .split("\n")
     .filter((l) => l.startsWith("# TYPE "))
     .map((l) => l.split(" ")[2]!),
