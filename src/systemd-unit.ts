@@ -6,7 +6,7 @@
 // timer that runs it every minute. Fixed text apart from the executable's path.
 
 import { SYSTEMD_CREDENTIAL_NAME } from "./auth/api-keys.ts";
-import { DATABASE_URL_CREDENTIAL } from "./config.ts";
+import { DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL } from "./config.ts";
 
 export const CONFIG_DIRECTORY = "/etc/product-cost-export";
 export const DEFAULT_INSTALL_PATH = "/usr/local/bin/product-cost-export";
@@ -68,6 +68,8 @@ EnvironmentFile=${CONFIG_DIRECTORY}/env
 LoadCredential=${SYSTEMD_CREDENTIAL_NAME}:${CONFIG_DIRECTORY}/api-keys
 # To keep the database password out of the environment: the URL alone in this file, and no DATABASE_URL in env.
 #LoadCredential=${DATABASE_URL_CREDENTIAL}:${CONFIG_DIRECTORY}/database-url
+# To let the service fold changes into the rollup itself (instead of the refresh timer): the owner's URL in this file.
+#LoadCredential=${REFRESH_DATABASE_URL_CREDENTIAL}:${CONFIG_DIRECTORY}/refresh-database-url
 # HTTPS: copy the certificate and key under ${CONFIG_DIRECTORY}/ and uncomment (%d is the credentials directory).
 #LoadCredential=tls-cert:${CONFIG_DIRECTORY}/tls-cert.pem
 #LoadCredential=tls-key:${CONFIG_DIRECTORY}/tls-key.pem

@@ -128,8 +128,13 @@ async function fold(session: Session, options: RefreshOptions, started: number):
     const months: string[] = [];
     for (let m = first; m !== null && m <= last; m = nextMonth(m)) months.push(m);
     for (const [i, month] of months.entries()) {
+      // The daily rows read start at the month's earliest changed day (a day's writes: that day).
+      const [{ first_day } = { first_day: null }] = (await session.unsafe(
+        "select min(month + first_day - 1)::text as first_day from refresh_changed where month = $1::date",
+        [month],
+      )) as unknown as { first_day: string | null }[];
       await session.unsafe(startMonthSql, [month]);
-      await session.unsafe(writeMonthSql, [month, nextMonth(month)]);
+      await session.unsafe(writeMonthSql, [month, nextMonth(month), first_day ?? nextMonth(month)]);
       progress({ step: "totals", done: i + 1, total: months.length });
     }
     // Statistics of the new rows before the renders plan their lookups.

@@ -718,7 +718,9 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
       const KEY = "read-only-role-key-5a0c";
       const role = `pce_ro_${process.pid}`;
       const db = await testDatabase();
-      // As the README says: the executable prints the script (it travels without sql/).
+      // As the README says: `migrate` (which ends with a refresh), then the role; the
+      // executable prints its script (it travels without sql/).
+      expect(run(["refresh"], { DATABASE_URL: db.url }).code).toBe(0);
       const script = run(["print-sql", "read-only-role"]);
       expect([script.code, script.stdout]).toEqual([0, readFileSync(READ_ONLY_ROLE_SQL, "utf8")]);
       const psql = Bun.spawnSync(["psql", "-X", "-q", db.url, "-v", `role=${role}`, "-v", "password=ro-secret-1"], {
