@@ -5,6 +5,7 @@ import { loadKeyRing, type ApiKeyRing } from "./auth/api-keys.ts";
 import { commandHelp, commandNamed, overviewHelp, type CommandSpec } from "./cli/commands.ts";
 import { checkLabel, keyFileLine, keyToHash, newApiKey } from "./cli/keys.ts";
 import { SQL_SCRIPTS } from "./cli/print-sql.ts";
+import { stageFiles } from "./cli/stage-files.ts";
 import { checkMigrateDatabase, checkServeDatabase, ConfigError, parseArgs, readCommandLine, SETTINGS, type Config } from "./config.ts";
 import { createDatabaseGuard } from "./db/database-guard.ts";
 import { migrate, plannedMigrations } from "./db/migrations.ts";
@@ -28,12 +29,32 @@ import { runLoadCsv } from "./load/command.ts";
 import { createLogger, errorFields, stdoutIsJournal, type Logger } from "./log.ts";
 import { createServiceMetrics } from "./metrics/service-metrics.ts";
 import { logKeyWarnings, reloadOnSighup, tlsDigest } from "./reload.ts";
+import { systemdNotifier, type Notifier } from "./systemd-notify.ts";
 import { DEFAULT_INSTALL_PATH, systemdUnit, UNIT_KINDS, type UnitKind } from "./systemd-unit.ts";
 import { COMMIT, VERSION } from "./version.ts";
 
 const READINESS_TIMEOUT_MS = 2000;
 
+/** Tells systemd the service's state (Type=notify); a failure is logged, never fatal. */
+function stateTeller(logger: Logger): (state: string) => void {
+  let notifier: Notifier;
+  try {
+    notifier = systemdNotifier();
+  } catch (err) {
+    logger.error("cannot tell systemd the service's state: systemd will time the start out", errorFields(err));
+    return () => {};
+  }
+  return (state) => {
+    try {
+      notifier.notify(state);
+    } catch (err) {
+      logger.error("cannot tell systemd the service's state", { state: state.split("\n")[0], ...errorFields(err) });
+    }
+  };
+}
+
 async function serve(config: Config, logger: Logger): Promise<void> {
+  const tell = stateTeller(logger);
   let keys: ApiKeyRing = loadKeyRing(config);
   const db = await openDatabase(config, true, logger);
   const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
@@ -83,7 +104,12 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     }),
   );
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
-  process.on("SIGHUP", () => reloadOnSighup({ config, logger, tlsServed, keys: () => keys, setKeys: (next) => (keys = next) }));
+  process.on("SIGHUP", () => {
+    // RELOADING with the monotonic time of its start (systemd 253 asks for it), READY when done.
+    tell(`RELOADING=1\nMONOTONIC_USEC=${process.hrtime.bigint() / 1000n}`);
+    reloadOnSighup({ config, logger, tlsServed, keys: () => keys, setKeys: (next) => (keys = next) });
+    tell("READY=1");
+  });
   const backgroundRefresh = config.refreshDatabaseUrl
     ? startBackgroundRefresh({ url: config.refreshDatabaseUrl, intervalMs: config.refreshIntervalS * 1000, connectTimeoutMs: config.dbConnectTimeoutMs, logger })
     : undefined;
@@ -92,6 +118,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    tell("STOPPING=1");
     logger.info("shutting down", { signal, in_flight: server.pendingRequests });
     const drained = server.stop(false).then(() => true);
     const timedOut = Bun.sleep(config.shutdownTimeoutMs).then(() => false);
@@ -121,6 +148,8 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     startup_ms: Math.round(performance.now()),
     ...(db.startTimings ? { database_start_ms: db.startTimings } : {}),
   });
+  // Answering requests now: `systemctl start` returns, units ordered after this one start.
+  tell(`READY=1\nSTATUS=listening on ${server.url}`);
   if (db.servesDemoData) {
     logger.warn("serving embedded demo data", {
       where: "in memory, gone at exit",
@@ -275,6 +304,18 @@ async function main(argv: string[]): Promise<void> {
       return printSystemdUnit(command, args);
     case "print-sql":
       return printSql(command, args);
+    case "stage-files": {
+      const { values } = plainArgs(command, args, 0);
+      const staged = stageFiles();
+      process.stdout.write(`staged: ${staged.length ? staged.join(", ") : "nothing"}\n`);
+      // The reload itself (no kill(1) needed: a minimal system may have none).
+      const pid = values.get("reload");
+      if (pid !== undefined) {
+        if (!/^[1-9]\d*$/.test(pid)) throw new ConfigError(`stage-files --reload takes the service's main PID, got ${JSON.stringify(pid)}`);
+        process.kill(Number(pid), "SIGHUP");
+      }
+      return;
+    }
     case "version":
       plainArgs(command, args, 0);
       return printVersion();

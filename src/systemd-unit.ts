@@ -1,14 +1,15 @@
-// The systemd units printed by `product-cost-export systemd-unit [service|refresh|refresh-timer]`:
-// the service as a dynamic, unprivileged user in a read-only file system, with its API keys
-// handed over as a systemd credential (so the key file stays readable by root alone) and
-// its database URL in an environment file; and the refresh (a oneshot with the same
-// sandbox and a database URL of its own, one that may write the rollup tables) with the
-// timer that runs it every minute. Fixed text apart from the executable's path.
-
-import { SYSTEMD_CREDENTIAL_NAME } from "./auth/api-keys.ts";
-import { DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL } from "./config.ts";
+// The systemd units printed by `product-cost-export systemd-unit [service|refresh|refresh-timer]`
+// (and installed by the .deb): the service as a dynamic, unprivileged user in a read-only
+// file system, its key file and other secrets copied to it by a privileged step at each start
+// and reload (so they stay readable by root alone, and rotate without a restart), telling
+// systemd when it is ready; and the refresh (a oneshot with the same sandbox and a database
+// URL of its own, one that may write the rollup tables) with the timer that runs it every
+// minute. Fixed text apart from the executable's path.
 
 export const CONFIG_DIRECTORY = "/etc/product-cost-export";
+/** Under /run: where the service reads the files of CONFIG_DIRECTORY (stage-files copies them). */
+export const RUNTIME_DIRECTORY = "product-cost-export";
+/** Where an operator installs the bare executable (the .deb installs /usr/bin/product-cost-export). */
 export const DEFAULT_INSTALL_PATH = "/usr/local/bin/product-cost-export";
 
 export const UNIT_KINDS = ["service", "refresh", "refresh-timer"] as const;
@@ -50,30 +51,39 @@ export function systemdUnit(kind: UnitKind, execPath: string): string {
 }
 
 function serviceUnit(execPath: string): string {
-  return `# product-cost-export.service, printed by \`product-cost-export systemd-unit\`.
-# Install: product-cost-export systemd-unit > /etc/systemd/system/product-cost-export.service
+  const runtime = `%t/${RUNTIME_DIRECTORY}`;
+  return `# product-cost-export.service, printed by \`product-cost-export systemd-unit\` (the .deb installs it).
 #   ${CONFIG_DIRECTORY}/env       DATABASE_URL=... and other settings (see --help), mode 0600
 #   ${CONFIG_DIRECTORY}/api-keys  one key or sha256:<hex> digest per line, mode 0600
-# Rotate keys: edit api-keys, then \`systemctl reload product-cost-export\` (SIGHUP, no restart).
+# Rotate keys: edit api-keys, then \`systemctl reload product-cost-export\` (no restart).
 [Unit]
 Description=product-cost-export: read-only product cost API
 After=network-online.target postgresql.service
 Wants=network-online.target
+# Not started before it is configured: the package installs the unit before the operator writes env.
+ConditionPathExists=${CONFIG_DIRECTORY}/env
 
 [Service]
-Type=exec
+# Ready (systemctl start returns) once it answers requests; STOPPING and RELOADING as they happen.
+Type=notify
+NotifyAccess=main
+# The files of ${CONFIG_DIRECTORY} (root's alone) the service reads: api-keys, database-url,
+# refresh-database-url, tls-cert.pem, tls-key.pem. A privileged step copies them into the
+# service's own runtime directory at every start and every reload, readable by its dynamic user
+# alone, where it reads them as credentials (LoadCredential= copies at start only: a reload
+# would re-read the old keys).
+RuntimeDirectory=${RUNTIME_DIRECTORY}
+RuntimeDirectoryMode=0700
+Environment=CREDENTIALS_DIRECTORY=${runtime}
+ExecStartPre=+${execPath} stage-files
 ExecStart=${execPath} serve
-ExecReload=/bin/kill -HUP $MAINPID
+ExecReload=+${execPath} stage-files --reload $MAINPID
 EnvironmentFile=${CONFIG_DIRECTORY}/env
-LoadCredential=${SYSTEMD_CREDENTIAL_NAME}:${CONFIG_DIRECTORY}/api-keys
-# To keep the database password out of the environment: the URL alone in this file, and no DATABASE_URL in env.
-#LoadCredential=${DATABASE_URL_CREDENTIAL}:${CONFIG_DIRECTORY}/database-url
-# To let the service fold changes into the rollup itself (instead of the refresh timer): the owner's URL in this file.
-#LoadCredential=${REFRESH_DATABASE_URL_CREDENTIAL}:${CONFIG_DIRECTORY}/refresh-database-url
-# HTTPS: copy the certificate and key under ${CONFIG_DIRECTORY}/ and uncomment (%d is the credentials directory).
-#LoadCredential=tls-cert:${CONFIG_DIRECTORY}/tls-cert.pem
-#LoadCredential=tls-key:${CONFIG_DIRECTORY}/tls-key.pem
-#Environment=TLS_CERT_FILE=%d/tls-cert TLS_KEY_FILE=%d/tls-key
+# To keep the database password out of env: the URL alone in ${CONFIG_DIRECTORY}/database-url.
+# To let the service fold changes into the rollup itself (no refresh timer): the owner's URL in
+# ${CONFIG_DIRECTORY}/refresh-database-url.
+# HTTPS: tls-cert.pem and tls-key.pem under ${CONFIG_DIRECTORY}/, and uncomment:
+#Environment=TLS_CERT_FILE=${runtime}/tls-cert TLS_KEY_FILE=${runtime}/tls-key
 Restart=on-failure
 RestartSec=2
 # Exit code 2 is bad configuration: restarting would fail the same way.
@@ -107,6 +117,8 @@ function refreshUnit(execPath: string): string {
 Description=product-cost-export: fold the cost change log into the rollup
 After=network-online.target postgresql.service
 Wants=network-online.target
+# Not run before it is configured.
+ConditionPathExists=${CONFIG_DIRECTORY}/refresh.env
 
 [Service]
 Type=oneshot

@@ -94,6 +94,16 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: ["Settings go in /etc/product-cost-export/env (the unit's EnvironmentFile), not on this line."],
   },
   {
+    name: "stage-files",
+    summary: "Copy the service's files from /etc/product-cost-export into its runtime directory (the unit runs it, as root)",
+    own: [{ flag: "reload", kind: "string", value: "<pid>", help: "Then send SIGHUP to the service's main process (systemctl reload)" }],
+    details: [
+      "Run by the packaged unit before each start and each reload (ExecStartPre=+, ExecReload=+):",
+      "api-keys, database-url, refresh-database-url, tls-cert.pem and tls-key.pem, those that exist,",
+      "copied into $RUNTIME_DIRECTORY for the service's own user, mode 0400; a file that is gone is removed.",
+    ],
+  },
+  {
     name: "print-sql",
     args: `<${Object.keys(SQL_SCRIPTS).join("|")}>`,
     summary: "Print a SQL script the deployment needs (the read-only role), for psql",

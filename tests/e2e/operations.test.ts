@@ -517,10 +517,14 @@ describe("systemd", () => {
   test("systemd-unit prints a hardened unit that starts /usr/local/bin/product-cost-export, or --exec-path", () => {
     const lines = unitText().split("\n");
     for (const line of [
+      "Type=notify",
+      "ExecStartPre=+/usr/local/bin/product-cost-export stage-files",
       "ExecStart=/usr/local/bin/product-cost-export serve",
-      "ExecReload=/bin/kill -HUP $MAINPID",
+      "ExecReload=+/usr/local/bin/product-cost-export stage-files --reload $MAINPID",
+      "RuntimeDirectory=product-cost-export",
+      "Environment=CREDENTIALS_DIRECTORY=%t/product-cost-export",
       "EnvironmentFile=/etc/product-cost-export/env",
-      "LoadCredential=product-cost-api-keys:/etc/product-cost-export/api-keys",
+      "ConditionPathExists=/etc/product-cost-export/env",
       "DynamicUser=yes",
       "ProtectSystem=strict",
       "NoNewPrivileges=yes",
@@ -543,7 +547,7 @@ describe("systemd", () => {
     for (const line of service.filter((l) => /^(DynamicUser|ProtectSystem|NoNewPrivileges|SystemCallFilter|RestrictAddressFamilies)=/.test(l))) {
       expect(refresh).toContain(line);
     }
-    expect(refresh.some((l) => l.startsWith("LoadCredential="))).toBe(false); // no API keys
+    expect(refresh.some((l) => /^(LoadCredential|ExecStartPre|RuntimeDirectory)=/.test(l))).toBe(false); // no API keys
     const timer = unitText("refresh-timer").split("\n");
     for (const line of ["[Timer]", "OnUnitInactiveSec=1min", "WantedBy=timers.target"]) expect(timer).toContain(line);
     expect(run(["systemd-unit", "timer"])).toEqual({

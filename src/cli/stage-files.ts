@@ -1,0 +1,59 @@
+// `product-cost-export stage-files`: what the packaged unit runs as root (ExecStartPre=+ and
+// ExecReload=+) before each start and each reload. It copies the operator's files from
+// /etc/product-cost-export (root's alone, mode 0700) into the service's runtime directory,
+// owned by the service's dynamic user and readable by it alone, under the names the service
+// reads as systemd credentials (the unit points CREDENTIALS_DIRECTORY there).
+//
+// Why not LoadCredential=: systemd copies a credential once, when the unit starts, so
+// `systemctl reload` re-read the old copy and an added key answered 401 until a restart.
+// Copying at every reload, through a step systemd runs privileged, lets rotation work while
+// the service itself keeps its sandbox (a dynamic user that cannot read /etc/product-cost-export).
+
+import { chownSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SYSTEMD_CREDENTIAL_NAME } from "../auth/api-keys.ts";
+import { ConfigError, DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL } from "../config.ts";
+import { CONFIG_DIRECTORY } from "../systemd-unit.ts";
+
+/** The files staged: the name under /etc/product-cost-export → the name the service reads. */
+export const STAGED_FILES: readonly [source: string, staged: string][] = [
+  ["api-keys", SYSTEMD_CREDENTIAL_NAME],
+  ["database-url", DATABASE_URL_CREDENTIAL],
+  ["refresh-database-url", REFRESH_DATABASE_URL_CREDENTIAL],
+  ["tls-cert.pem", "tls-cert"],
+  ["tls-key.pem", "tls-key"],
+];
+
+/**
+ * Copies each file of `from` that exists into `to` (mode 0400, the owner of `to`), through a
+ * temporary file and a rename so that the service never reads half a file, and removes the
+ * copy of a file that is gone (a removed key file takes its keys with it). Returns what was
+ * staged. Throws ConfigError (exit 2) when `to` is not given or a file cannot be read.
+ */
+export function stageFiles(from: string = CONFIG_DIRECTORY, to: string | undefined = process.env.RUNTIME_DIRECTORY): string[] {
+  if (!to) throw new ConfigError("stage-files copies into the service's RuntimeDirectory: RUNTIME_DIRECTORY is not set (it runs from the unit, as ExecStartPre=+)");
+  const target = to.split(":")[0]!; // several runtime directories: the first
+  const owner = statSync(target);
+  const staged: string[] = [];
+  for (const [source, name] of STAGED_FILES) {
+    const path = join(from, source);
+    const destination = join(target, name);
+    if (!existsSync(path)) {
+      rmSync(destination, { force: true });
+      continue;
+    }
+    let content: Buffer;
+    try {
+      content = readFileSync(path);
+    } catch (err) {
+      throw new ConfigError(`stage-files: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    const temporary = `${destination}.staging`;
+    rmSync(temporary, { force: true }); // a run cut short: its mode would stay
+    writeFileSync(temporary, content, { mode: 0o400 });
+    chownSync(temporary, owner.uid, owner.gid);
+    renameSync(temporary, destination);
+    staged.push(source);
+  }
+  return staged;
+}
