@@ -6,6 +6,7 @@
 #   bash build.sh                 # the executable for this machine
 #   bash build.sh test [args]     # then run the test suite (bun test [args]) with the same Bun
 #   TARGETS="linux-x64-baseline linux-arm64" bash build.sh   # also release builds + SHA256SUMS
+#   bash build.sh deb             # also the .deb packages (amd64 and arm64) + SHA256SUMS
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -50,10 +51,24 @@ mkdir -p dist
 build bun dist/product-cost-export
 echo "build.sh: wrote dist/product-cost-export ($version, commit $commit)"
 
+if [ "${1:-}" = deb ]; then
+  # The packages carry the builds that run on every CPU of their architecture (x64 without
+  # AVX2 too), with the units printed by this machine's build (the same source).
+  TARGETS="${TARGETS:-linux-x64-baseline linux-arm64}"
+  for target in linux-x64-baseline linux-arm64; do
+    case " $TARGETS " in *" $target "*) ;; *) TARGETS="$TARGETS $target" ;; esac
+  done
+fi
+
 if [ -n "${TARGETS:-}" ]; then
   for target in $TARGETS; do
     build "bun-$target" "dist/product-cost-export-$target"
   done
+  if [ "${1:-}" = deb ]; then
+    rm -f dist/product-cost-export_*.deb
+    bash .ci/package-deb.sh dist/product-cost-export-linux-x64-baseline amd64 "$version" dist dist/product-cost-export
+    bash .ci/package-deb.sh dist/product-cost-export-linux-arm64 arm64 "$version" dist dist/product-cost-export
+  fi
   bash .ci/checksums.sh dist
   echo "build.sh: release builds and dist/SHA256SUMS written"
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes <dir>/SHA256SUMS for the executables in <dir> (product-cost-export and
-# product-cost-export-<target>, not the source maps), then checks it, so a release is
-# never published with sums that do not verify. build.sh runs it after release builds.
+# product-cost-export-<target>, not the source maps) and the .deb packages, then checks it,
+# so a release is never published with sums that do not verify. build.sh runs it after
+# release builds.
 #
 #   bash .ci/checksums.sh dist
 #   sha256sum -c --ignore-missing SHA256SUMS    # on the VM, next to the downloaded file
@@ -9,7 +10,7 @@ set -euo pipefail
 dir=${1:?usage: .ci/checksums.sh <dir>}
 cd "$dir"
 files=()
-for f in product-cost-export product-cost-export-*; do
+for f in product-cost-export product-cost-export-* product-cost-export_*.deb; do
   if [ -f "$f" ] && [[ "$f" != *.map ]]; then files+=("$f"); fi
 done
 if [ ${#files[@]} -eq 0 ]; then

@@ -1,0 +1,231 @@
+// The .deb under a real systemd (252, Debian 12, booted by systemd-nspawn from a minimal
+// root file system: tests/support/systemd-machine.ts), driven as the README's deploy steps
+// say: install, configure, start (it returns once /readyz answers), rows from the host's
+// PostgreSQL, a key added and `systemctl reload`, the journal's priorities, kill -9, bad
+// configuration, the refresh timer, the sandbox's exposure, a clean stop, an upgrade that
+// keeps the configuration and restarts the service, and a purge that leaves nothing.
+// Needs root; installs mmdebstrap and systemd-container with apt when missing. Where it
+// cannot run it fails with the reason, unless PCE_SKIP_SYSTEMD_TESTS=1 (then each test is
+// reported as skipped, the reason in its name).
+
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import postgres from "postgres";
+import { BINARY } from "../support/binary.ts";
+import { SERVER_URL } from "../support/database.ts";
+import { unusedPort } from "../support/ports.ts";
+import { describeWithPostgres } from "../support/postgres.ts";
+import { bootMachine, SKIP_VARIABLE, systemdTestsUnavailable, type Machine } from "../support/systemd-machine.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+const UPGRADE = `${VERSION}+upgrade1`; // sorts after VERSION, as a later release does
+const CONF = "/etc/product-cost-export";
+const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31&segment=all";
+const JAN_ROWS =
+  '[{"erp_product_id":11,"erp_sku":"SKU-1","product_name":"One","purchase_cost_usd":1.5,"inbound_freight_usd":2,"shipping_to_customer_usd":3,"warehouse_fees_usd":4}]';
+
+const skipped = process.env[SKIP_VARIABLE] === "1";
+const unavailable = skipped ? undefined : systemdTestsUnavailable();
+
+if (skipped) {
+  describe.skip(`the .deb under a real systemd (skipped: ${SKIP_VARIABLE}=1)`, () => {
+    test("not run", () => {});
+  });
+} else if (unavailable) {
+  test("the .deb under a real systemd", () => {
+    throw new Error(`${unavailable} (or set ${SKIP_VARIABLE}=1 to skip these tests)`);
+  });
+} else {
+  describeWithPostgres("the .deb under a real systemd", () => {
+    const db = `pce_systemd_${process.pid}`;
+    const port = unusedPort();
+    const base = `http://127.0.0.1:${port}`;
+    const work = mkdtempSync(join(tmpdir(), "pce-deb-"));
+    let machine: Machine;
+    let key = "";
+
+    const dbUrl = (() => {
+      const u = new URL(SERVER_URL);
+      u.pathname = "/" + db;
+      return u.toString();
+    })();
+    const get = (path: string, token?: string) => fetch(base + path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const show = (unit: string, ...properties: string[]) =>
+      Object.fromEntries(
+        machine
+          .sh(`systemctl show -p ${properties.join(",")} ${unit}`)
+          .trim()
+          .split("\n")
+          .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+      );
+    const journal = (args: string) => machine.sh(`journalctl -u product-cost-export --no-pager -o cat ${args}`);
+    const waitFor = async (what: string, check: () => Promise<boolean>) => {
+      for (let i = 0; i < 150; i++) {
+        if (await check().catch(() => false)) return;
+        await Bun.sleep(100);
+      }
+      throw new Error(`timed out waiting for ${what}`);
+    };
+
+    beforeAll(async () => {
+      // The packages, as `bash build.sh deb` makes them, of the executable the suite tests.
+      for (const version of [VERSION, UPGRADE]) {
+        const r = Bun.spawnSync(["bash", ".ci/package-deb.sh", BINARY, "amd64", version, work, BINARY], {
+          cwd: ROOT,
+          env: { ...process.env, DEB_COMPRESSION: "gzip" },
+          stderr: "pipe",
+        });
+        if (r.exitCode !== 0) throw new Error(`package-deb.sh failed: ${r.stderr.toString()}`);
+      }
+      // The company's PostgreSQL, on the host: migrated by its owner, one product.
+      const server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+      await server.unsafe(`drop database if exists ${db} with (force)`);
+      await server.unsafe(`create database ${db}`);
+      await server.end();
+      const migrated = Bun.spawnSync([BINARY, "migrate"], { env: { PATH: "/usr/bin:/bin", DATABASE_URL: dbUrl }, stderr: "pipe" });
+      if (migrated.exitCode !== 0) throw new Error(`migrate failed: ${migrated.stderr.toString()}`);
+      const admin = postgres(dbUrl, { max: 1, onnotice: () => {} });
+      await admin`insert into products values (1, 11, 'SKU-1', 'One', false)`;
+      await admin`insert into product_daily_costs values (1, '2024-01-05', 1.5, 2, 3, 4)`;
+      await admin.end();
+
+      machine = await bootMachine();
+      for (const version of [VERSION, UPGRADE]) {
+        Bun.spawnSync(["cp", join(work, `product-cost-export_${version}_amd64.deb`), join(machine.root, "root/")]);
+      }
+    }, 180_000);
+
+    afterAll(async () => {
+      await machine?.destroy();
+      rmSync(work, { recursive: true, force: true });
+      const server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+      await server.unsafe(`drop database if exists ${db} with (force)`);
+      await server.end();
+    }, 60_000);
+
+    test("lintian reports no error on the package", () => {
+      const r = Bun.spawnSync(["lintian", "--tag-display-limit", "0", join(work, `product-cost-export_${VERSION}_amd64.deb`)], { stdout: "pipe", stderr: "pipe" });
+      const errors = r.stdout.toString().split("\n").filter((l) => l.startsWith("E: "));
+      expect(errors).toEqual([]);
+      expect(r.exitCode).toBe(0);
+    }, 60_000);
+
+    test("apt install: the executable, the units enabled, /etc/product-cost-export mode 0700, nothing started before it is configured", () => {
+      const installed = machine.run(["apt-get", "install", "-y", "-q", `/root/product-cost-export_${VERSION}_amd64.deb`]);
+      expect(installed.code).toBe(0);
+      expect(installed.stdout + installed.stderr).toContain(`product-cost-export: not started: write ${CONF}/env`);
+      expect(machine.sh("stat -c '%a %U' /etc/product-cost-export").trim()).toBe("700 root");
+      expect(machine.sh("product-cost-export version")).toStartWith(`product-cost-export ${VERSION}`);
+      expect(show("product-cost-export.service", "UnitFileState", "ActiveState", "Type", "DynamicUser")).toEqual({
+        UnitFileState: "enabled",
+        ActiveState: "inactive",
+        Type: "notify",
+        DynamicUser: "yes",
+      });
+      expect(show("product-cost-export-refresh.timer", "UnitFileState")).toEqual({ UnitFileState: "enabled" });
+    });
+
+    test("configured as the README says: `systemctl start` returns once /readyz answers, with rows from the host's PostgreSQL", async () => {
+      machine.sh(`install -m 0600 /dev/null ${CONF}/env && printf 'DATABASE_URL=%s\\nPORT=%s\\n' '${dbUrl}' ${port} >> ${CONF}/env`);
+      const generated = machine.sh(`install -m 0600 /dev/null ${CONF}/api-keys && product-cost-export generate-key --label first`).split("\n");
+      key = generated[0]!;
+      machine.sh(`echo '${generated[1]}' >> ${CONF}/api-keys`);
+      expect(machine.run(["systemctl", "start", "product-cost-export"]).code).toBe(0);
+      // At once, no retry: Type=notify returned only once the service listened.
+      const ready = await get("/readyz");
+      expect([ready.status, await ready.text()]).toEqual([200, '{"detail":"READY"}']);
+      const rows = await get(JAN, key);
+      expect([rows.status, await rows.text()]).toEqual([200, JAN_ROWS]);
+      expect(show("product-cost-export.service", "StatusText")).toEqual({ StatusText: `listening on http://0.0.0.0:${port}/` });
+    });
+
+    test("a key added to the key file and `systemctl reload`: the key works at once, the journal says added 1", async () => {
+      const [newKey, line] = machine.sh("product-cost-export generate-key --label second").split("\n");
+      machine.sh(`echo '${line}' >> ${CONF}/api-keys`);
+      expect((await get(JAN, newKey)).status).toBe(401);
+      expect(machine.run(["systemctl", "reload", "product-cost-export"]).code).toBe(0);
+      expect((await get(JAN, newKey)).status).toBe(200);
+      expect((await get(JAN, key)).status).toBe(200);
+      expect(journal("").trim().split("\n").filter((l) => l.includes('"msg":"api keys reloaded"')).at(-1)).toContain('"api_keys":2,"added":1,"removed":0');
+      // Removed and reloaded: gone at once.
+      machine.sh(`sed -i '/# second$/d' ${CONF}/api-keys`);
+      expect(machine.run(["systemctl", "reload", "product-cost-export"]).code).toBe(0);
+      expect((await get(JAN, newKey)).status).toBe(401);
+      expect(show("product-cost-export.service", "ActiveState", "NRestarts")).toEqual({ ActiveState: "active", NRestarts: "0" });
+    });
+
+    test("`journalctl -p warning` shows the service's warnings, not its request lines", async () => {
+      machine.sh(`echo 'short-key' >> ${CONF}/api-keys && systemctl reload product-cost-export`);
+      const warnings = journal("-p warning");
+      expect(warnings).toContain('"msg":"weak API key"');
+      expect(warnings).not.toContain('"msg":"request"');
+      expect(journal("")).toContain('"msg":"request"');
+      machine.sh(`sed -i '/^short-key$/d' ${CONF}/api-keys && systemctl reload product-cost-export`);
+    });
+
+    test("kill -9: systemd starts it again, and it answers", async () => {
+      const before = show("product-cost-export.service", "MainPID").MainPID!;
+      machine.sh(`kill -9 ${before}`);
+      await waitFor("a restart", async () => {
+        const now = show("product-cost-export.service", "MainPID", "ActiveState");
+        return now.ActiveState === "active" && now.MainPID !== before && now.MainPID !== "0";
+      });
+      expect(show("product-cost-export.service", "NRestarts")).toEqual({ NRestarts: "1" });
+      expect((await get("/readyz")).status).toBe(200);
+    });
+
+    test("bad configuration: exit code 2, the cause in the journal, no restart loop", async () => {
+      machine.sh(`cp ${CONF}/env /root/env.good && echo 'PORT=not-a-port' >> ${CONF}/env`);
+      expect(machine.run(["systemctl", "restart", "product-cost-export"]).code).not.toBe(0);
+      await Bun.sleep(3000); // RestartSec=2: a restart would have happened by now
+      expect(show("product-cost-export.service", "ActiveState", "ExecMainStatus", "NRestarts")).toEqual({ ActiveState: "failed", ExecMainStatus: "2", NRestarts: "0" });
+      expect(journal("")).toContain("PORT must be a whole number");
+      machine.sh(`cp /root/env.good ${CONF}/env && systemctl reset-failed product-cost-export && systemctl start product-cost-export`);
+      expect((await get("/readyz")).status).toBe(200);
+    });
+
+    test("the refresh: its timer listed once refresh.env exists, the refresh service succeeding", () => {
+      machine.sh(`install -m 0600 /dev/null ${CONF}/refresh.env && echo 'DATABASE_URL=${dbUrl}' >> ${CONF}/refresh.env`);
+      machine.sh("systemctl enable --now product-cost-export-refresh.timer");
+      expect(machine.sh("systemctl list-timers --all --no-pager")).toContain("product-cost-export-refresh.timer");
+      expect(machine.run(["systemctl", "start", "product-cost-export-refresh.service"]).code).toBe(0);
+      expect(show("product-cost-export-refresh.service", "Result", "ExecMainStatus")).toEqual({ Result: "success", ExecMainStatus: "0" });
+      expect(machine.sh("journalctl -u product-cost-export-refresh --no-pager -o cat")).toContain('"msg":"refreshed"');
+    });
+
+    test("systemd-analyze security: exposure at most 2.0", () => {
+      const out = machine.run(["systemd-analyze", "security", "--no-pager", "product-cost-export.service"]).stdout;
+      const exposure = Number(/Overall exposure level for product-cost-export\.service: ([\d.]+)/.exec(out)?.[1]);
+      expect(exposure).toBeLessThanOrEqual(2.0);
+    });
+
+    test("a clean stop: SIGTERM, exit 0", () => {
+      expect(machine.run(["systemctl", "stop", "product-cost-export"]).code).toBe(0);
+      expect(show("product-cost-export.service", "Result", "ExecMainStatus")).toEqual({ Result: "success", ExecMainStatus: "0" });
+      expect(journal("")).toContain('"msg":"stopped"');
+      expect(machine.run(["systemctl", "start", "product-cost-export"]).code).toBe(0);
+    });
+
+    test("upgrade to a newer .deb: the configuration kept, the running service restarted onto the new executable", async () => {
+      const env = machine.sh(`cat ${CONF}/env ${CONF}/api-keys`);
+      const before = show("product-cost-export.service", "MainPID").MainPID;
+      expect(machine.run(["apt-get", "install", "-y", "-q", `/root/product-cost-export_${UPGRADE}_amd64.deb`]).code).toBe(0);
+      expect(machine.sh("dpkg-query -W -f '${Version}' product-cost-export")).toBe(UPGRADE);
+      expect(machine.sh(`cat ${CONF}/env ${CONF}/api-keys`)).toBe(env);
+      const after = show("product-cost-export.service", "MainPID", "ActiveState");
+      expect(after.ActiveState).toBe("active");
+      expect(after.MainPID).not.toBe(before);
+      expect((await get(JAN, key)).status).toBe(200);
+    });
+
+    test("apt purge: the service stopped, and nothing left (executable, units, configuration, runtime files)", async () => {
+      expect(machine.run(["apt-get", "purge", "-y", "-q", "product-cost-export"]).code).toBe(0);
+      const left = machine.run(["sh", "-c", "ls -d /usr/bin/product-cost-export /lib/systemd/system/product-cost-export* /etc/systemd/system/*/product-cost-export* /etc/product-cost-export /run/product-cost-export 2>/dev/null"]);
+      expect(left.stdout).toBe("");
+      await expect(get("/readyz")).rejects.toThrow();
+    });
+  });
+}
