@@ -10,6 +10,7 @@
 -- Tables: the two contract tables the ETL writes (products, product_daily_costs), what the
 -- refresh keeps from them, the log of what changed since and the refresh's record
 -- (product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes),
+-- the counts that make the answers' versions (product_cost_folded_changes),
 -- and the record of applied migrations that GET /readyz checks (schema_migrations).
 \set ON_ERROR_STOP on
 
@@ -20,4 +21,4 @@ alter role :"role" set default_transaction_read_only = on;
 
 grant connect on database :"DBNAME" to :"role";
 grant usage on schema public to :"role";
-grant select on products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, schema_migrations to :"role";
+grant select on products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, product_cost_folded_changes, schema_migrations to :"role";

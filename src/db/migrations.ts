@@ -8,6 +8,7 @@ import m0003 from "../../sql/migrations/0003_period_cost_rollup.sql" with { type
 import m0004 from "../../sql/migrations/0004_rollup_in_output_order.sql" with { type: "text" };
 import m0005 from "../../sql/migrations/0005_rollup_v2.sql" with { type: "text" };
 import m0006 from "../../sql/migrations/0006_rollup_v3.sql" with { type: "text" };
+import m0007 from "../../sql/migrations/0007_answer_versions.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
 import type { Sql } from "./client.ts";
@@ -42,6 +43,7 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: m0006,
     restores: ["product_cost_deltas", "product_cost_months", "product_cost_answers", "product_cost_refreshes"],
   },
+  { version: "0007", name: "answer_versions", sql: m0007, restores: ["product_cost_folded_changes"] },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.

@@ -40,7 +40,7 @@ const FIX: Record<ProblemCode, string> = {
   DATABASE_NOT_FOUND: "check the database name in DATABASE_URL",
   MIGRATIONS_PENDING: "run `product-cost-export migrate` with a DATABASE_URL of the tables' owner",
   PERMISSION_DENIED:
-    "grant the service's role SELECT on products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes and schema_migrations (README: the read-only role)",
+    "grant the service's role SELECT on products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, product_cost_folded_changes and schema_migrations (README: the read-only role)",
 };
 
 // Failing to connect at all: refused, no such host, no route, no answer in time.

@@ -18,6 +18,7 @@
 
 import clearAnswersSql from "../../sql/refresh/clear_answers.sql" with { type: "text" };
 import collectChangesSql from "../../sql/refresh/collect_changes.sql" with { type: "text" };
+import countFoldedSql from "../../sql/refresh/count_folded.sql" with { type: "text" };
 import deleteAnswerSql from "../../sql/refresh/delete_answer.sql" with { type: "text" };
 import extendMonthsSql from "../../sql/refresh/extend_months.sql" with { type: "text" };
 import forgetChangesSql from "../../sql/refresh/forget_changes.sql" with { type: "text" };
@@ -141,6 +142,8 @@ async function fold(session: Session, options: RefreshOptions, started: number):
     if (rebuild) await session.unsafe("analyze product_cost_months");
   }
   await session.unsafe(clearAnswersSql, [rebuild || s!.attributes]);
+  // The answers' versions (ETags) keep what the forgotten notes counted: a fold changes none.
+  await session.unsafe(countFoldedSql);
   await session.unsafe(forgetChangesSql);
   await record(s!.notes);
   return { mode: rebuild ? "rebuild" : "changes", notes: s!.notes };

@@ -116,7 +116,7 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
     });
 
     // What `migrate` does: the pending migrations in one transaction, then the first refresh.
-    expect(await migrate(admin)).toEqual(from === "0004" ? ["0005", "0006"] : ["0006"]);
+    expect(await migrate(admin)).toEqual(from === "0004" ? ["0005", "0006", "0007"] : ["0006", "0007"]);
     // Migrated, not yet refreshed: nothing is materialized, the log names everything, and
     // every read adds up the daily rows.
     const allRanges = async () => {
@@ -137,7 +137,7 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
     const [left] = await admin<{ tables: string[] }[]>`
       select array_agg(c.relname::text order by c.relname) as tables from pg_class c
       where c.relnamespace = 'public'::regnamespace and c.relkind = 'r' and c.relname like 'product%'`;
-    expect(left!.tables).toEqual(["product_cost_answers", "product_cost_deltas", "product_cost_months", "product_cost_refreshes", "product_daily_costs", "products"]);
+    expect(left!.tables).toEqual(["product_cost_answers", "product_cost_deltas", "product_cost_folded_changes", "product_cost_months", "product_cost_refreshes", "product_daily_costs", "products"]);
     const [triggers] = await admin<{ names: string[] }[]>`
       select array_agg(tgname::text order by tgname) as names from pg_trigger where not tgisinternal`;
     expect(triggers!.names.every((n) => n.startsWith("product_cost_deltas_on_"))).toBe(true);

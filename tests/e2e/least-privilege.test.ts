@@ -27,7 +27,7 @@ describeWithPostgres("least privilege", () => {
     if (r.exitCode !== 0) throw new Error(`${ROLE_SCRIPT} failed: ${r.stderr.toString()}`);
   }
 
-  const TABLES = ["products", "product_daily_costs", "product_cost_months", "product_cost_answers", "product_cost_deltas", "product_cost_refreshes", "schema_migrations"];
+  const TABLES = ["products", "product_daily_costs", "product_cost_months", "product_cost_answers", "product_cost_deltas", "product_cost_refreshes", "product_cost_folded_changes", "schema_migrations"];
 
   const INJECTIONS = [
     "'; drop table products; --",

@@ -106,7 +106,7 @@ describeWithPostgres("misconfiguration", () => {
       expect({ status: ready.status, detail: ready.body.detail }).toEqual({ status: 503, detail: "PERMISSION_DENIED" });
       expect(ready.body.cause).toMatch(/^permission denied for table \w+$/);
 
-      await db.admin.unsafe(`grant select on products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, schema_migrations to ${ROLE}`);
+      await db.admin.unsafe(`grant select on products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, product_cost_folded_changes, schema_migrations to ${ROLE}`);
       expect(await get(s, JAN)).toEqual({ status: 200, body: JANUARY_NORMAL });
       expect((await readyz(s)).status).toBe(200);
     }, 60_000);
