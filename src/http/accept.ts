@@ -3,6 +3,8 @@
 // a tie; CSV only when the caller names text/csv and ranks it above every range that
 // covers application/json. Never 406: a client that sends an odd Accept still gets JSON.
 
+import { TOKEN, weightedList } from "./weighted-list.ts";
+
 export type RowFormat = "json" | "csv";
 
 interface MediaRange {
@@ -11,24 +13,13 @@ interface MediaRange {
   q: number;
 }
 
+const MEDIA_RANGE = new RegExp(`^(${TOKEN})/(${TOKEN})$`);
+
 function parseRanges(header: string): MediaRange[] {
-  const ranges: MediaRange[] = [];
-  for (const part of header.split(",")) {
-    const [range = "", ...params] = part.split(";");
-    const m = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\/([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*$/.exec(range);
-    if (!m) continue;
-    let q = 1;
-    for (const param of params) {
-      const p = /^\s*q\s*=\s*(.*?)\s*$/i.exec(param);
-      if (p) {
-        // RFC 9110 qvalue: 0 to 1 with up to three decimals; anything else is ignored as malformed.
-        q = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(p[1]!) ? Number(p[1]) : NaN;
-      }
-    }
-    if (Number.isNaN(q)) continue;
-    ranges.push({ type: m[1]!.toLowerCase(), subtype: m[2]!.toLowerCase(), q });
-  }
-  return ranges;
+  return weightedList(header, true).flatMap(({ element, q }) => {
+    const m = MEDIA_RANGE.exec(element);
+    return m ? [{ type: m[1]!.toLowerCase(), subtype: m[2]!.toLowerCase(), q }] : [];
+  });
 }
 
 /** The q of the most specific range matching type/subtype (RFC 9110 §12.5.1), 0 if none matches. */

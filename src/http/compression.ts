@@ -17,6 +17,7 @@
 // decodes cleanly.
 
 import zlib from "node:zlib";
+import { TOKEN, weightedList } from "./weighted-list.ts";
 
 export type ContentCoding = "br" | "gzip";
 
@@ -31,21 +32,16 @@ interface ChunkReader {
 const BROTLI_QUALITY = 1;
 const GZIP_LEVEL = 1;
 
-// RFC 9110 §12.5.3: `coding [; q=qvalue]`, comma separated, case-insensitive.
-const CODING = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*(?:;\s*q\s*=\s*([0-9.]+)\s*)?$/i;
-const QVALUE = /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/;
+const CODING = new RegExp(`^${TOKEN}$`);
 
-/** The coding to answer with for this Accept-Encoding header, or null for identity. */
+/** The coding to answer with for this Accept-Encoding header (RFC 9110 §12.5.3), or null for identity. */
 export function chooseEncoding(header: string | null): ContentCoding | null {
   if (!header) return null;
   const q = new Map<string, number>();
-  for (const part of header.split(",")) {
-    const m = CODING.exec(part);
-    if (!m) continue; // a malformed entry is ignored, not fatal
-    if (m[2] !== undefined && !QVALUE.test(m[2])) continue;
-    let coding = m[1]!.toLowerCase();
+  for (const { element, q: value } of weightedList(header, false)) {
+    if (!CODING.test(element)) continue;
+    let coding = element.toLowerCase();
     if (coding === "x-gzip") coding = "gzip"; // RFC 9110 §8.4.1.3
-    const value = m[2] === undefined ? 1 : Number(m[2]);
     // A coding listed twice: the most favourable listing counts.
     q.set(coding, Math.max(q.get(coding) ?? 0, value));
   }
