@@ -2,6 +2,8 @@
 // answer is the one the refresh rendered (sql/queries/product_costs_rendered.sql) while the
 // change log says it still holds.
 
+import { daysInMonth } from "../calendar.ts";
+
 export type CalendarPeriod = "month" | "quarter" | "year";
 
 const PERIOD_MONTHS: readonly [CalendarPeriod, number][] = [
@@ -9,12 +11,6 @@ const PERIOD_MONTHS: readonly [CalendarPeriod, number][] = [
   ["quarter", 3],
   ["year", 12],
 ];
-
-/** Days in a month of the proleptic Gregorian calendar (PostgreSQL's), 1-based month. */
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
 
 /**
  * The calendar month, quarter or year that [from, to] (YYYY-MM-DD, valid dates) covers

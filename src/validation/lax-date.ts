@@ -22,6 +22,8 @@
  * length below is a byte index into the UTF-8 encoding of the input.
  */
 
+import { daysInMonth } from "../calendar.ts";
+
 export type LaxDateError =
   | { type: "date_from_datetime_parsing"; msg: string; ctx: { error: string } }
   | { type: "date_parsing"; msg: string; ctx: { error: string } }
@@ -124,25 +126,6 @@ const utf8 = new TextEncoder();
 // ---------------------------------------------------------------------------
 // Calendar helpers
 // ---------------------------------------------------------------------------
-
-/** Gregorian leap year rule, as in speedate `parse_bytes_partial`. */
-function isLeapYear(year: number): boolean {
-  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-}
-
-/** Days in a month, or undefined for a month outside 1-12 (speedate raises `OutOfRangeMonth` then). */
-function daysInMonth(year: number, month: number): number | undefined {
-  switch (month) {
-    case 1: case 3: case 5: case 7: case 8: case 10: case 12:
-      return 31;
-    case 4: case 6: case 9: case 11:
-      return 30;
-    case 2:
-      return isLeapYear(year) ? 29 : 28;
-    default:
-      return undefined;
-  }
-}
 
 /**
  * Proleptic Gregorian date of a day count since 1970-01-01 (negative before).
