@@ -78,6 +78,24 @@ function hostAndPort(spec: string): { host: string; port?: string } {
   return colon < 0 ? { host: spec } : { host: spec.slice(0, colon), port: spec.slice(colon + 1) };
 }
 
+/** A URI after its `scheme://`, `[user[:password]@]hostlist[/path][?query]`, in its parts, undecoded. */
+function splitUrl(rest: string): { user?: string; password?: string; hostlist: string; path?: string; query?: string } {
+  const q = rest.indexOf("?");
+  const beforeQuery = q >= 0 ? rest.slice(0, q) : rest;
+  const slash = beforeQuery.indexOf("/");
+  const authority = slash >= 0 ? beforeQuery.slice(0, slash) : beforeQuery;
+  const at = authority.lastIndexOf("@");
+  const userinfo = at >= 0 ? authority.slice(0, at) : undefined;
+  const colon = userinfo?.indexOf(":") ?? -1;
+  return {
+    user: colon >= 0 ? userinfo!.slice(0, colon) : userinfo,
+    password: colon >= 0 ? userinfo!.slice(colon + 1) : undefined,
+    hostlist: authority.slice(at + 1),
+    path: slash >= 0 ? beforeQuery.slice(slash + 1) : undefined,
+    query: q >= 0 ? rest.slice(q + 1) : undefined,
+  };
+}
+
 function oneOf<T extends string>(allowed: readonly T[], value: string, name: string): T {
   if (!(allowed as readonly string[]).includes(value)) throw new DatabaseUrlError(`${name}=${value} is not one of ${allowed.join(", ")}`);
   return value as T;
@@ -87,22 +105,11 @@ function oneOf<T extends string>(allowed: readonly T[], value: string, name: str
 export function parseDatabaseUrl(url: string): DatabaseTarget {
   const scheme = /^(postgres|postgresql):\/\//i.exec(url);
   if (!scheme) throw new DatabaseUrlError("must start with postgres:// or postgresql://");
-  let rest = url.slice(scheme[0].length);
-  const query = rest.indexOf("?") >= 0 ? rest.slice(rest.indexOf("?") + 1) : "";
-  rest = rest.indexOf("?") >= 0 ? rest.slice(0, rest.indexOf("?")) : rest;
-  const slash = rest.indexOf("/");
-  const authority = slash >= 0 ? rest.slice(0, slash) : rest;
-  const path = slash >= 0 ? rest.slice(slash + 1) : "";
-  const at = authority.lastIndexOf("@");
-  const userinfo = at >= 0 ? authority.slice(0, at) : undefined;
-  const hostlist = at >= 0 ? authority.slice(at + 1) : authority;
+  const { user, password, hostlist, path, query } = splitUrl(url.slice(scheme[0].length));
 
   const target: DatabaseTarget = { hosts: [], ports: [], sslmode: "prefer", targetSessionAttrs: "any" };
-  if (userinfo !== undefined) {
-    const colon = userinfo.indexOf(":");
-    target.user = decode(colon >= 0 ? userinfo.slice(0, colon) : userinfo, "the user name") || undefined;
-    if (colon >= 0) target.password = decode(userinfo.slice(colon + 1), "the password");
-  }
+  if (user !== undefined) target.user = decode(user, "the user name") || undefined;
+  if (password !== undefined) target.password = decode(password, "the password");
   if (path) target.database = decode(path, "the database name");
   const specs = hostlist ? hostlist.split(",").map(hostAndPort) : [];
   let hosts = specs.map((s) => decode(s.host, "a host"));
@@ -171,21 +178,10 @@ const SECRET = "***";
 export function maskDatabaseUrl(url: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url);
   if (!scheme) return "(not a URL)";
-  const rest = url.slice(scheme[0].length);
-  const q = rest.indexOf("?");
-  const beforeQuery = q >= 0 ? rest.slice(0, q) : rest;
-  const query = q >= 0 ? rest.slice(q) : "";
-  const slash = beforeQuery.indexOf("/");
-  const authority = slash >= 0 ? beforeQuery.slice(0, slash) : beforeQuery;
-  const at = authority.lastIndexOf("@");
-  let masked = authority;
-  if (at >= 0) {
-    const userinfo = authority.slice(0, at);
-    const colon = userinfo.indexOf(":");
-    masked = (colon >= 0 ? `${userinfo.slice(0, colon)}:${SECRET}` : userinfo) + authority.slice(at);
-  }
-  const maskedQuery = query.replace(/([?&]password=)[^&]*/gi, `$1${SECRET}`);
-  return scheme[0] + masked + (slash >= 0 ? beforeQuery.slice(slash) : "") + maskedQuery;
+  const { user, password, hostlist, path, query } = splitUrl(url.slice(scheme[0].length));
+  const userinfo = user === undefined ? "" : `${user}${password === undefined ? "" : `:${SECRET}`}@`;
+  const maskedQuery = query === undefined ? "" : `?${query}`.replace(/([?&]password=)[^&]*/gi, `$1${SECRET}`);
+  return scheme[0] + userinfo + hostlist + (path === undefined ? "" : `/${path}`) + maskedQuery;
 }
 
 /** What postgres.js needs to reach `target` (host list, socket, TLS, session attributes). */
