@@ -1,6 +1,6 @@
 // A minimal Prometheus registry: counters, gauges read at scrape time, and histograms,
-// written in the text exposition format 0.0.4. It is small enough to own (prom-client
-// would bring a dependency and Node-specific default collectors for four metric families).
+// written in the text exposition format 0.0.4. It is small enough to own: prom-client would
+// bring a dependency and Node-specific default collectors, where three kinds of metric do.
 // Series are written sorted by their labels, so the same state always renders the same text.
 
 export type Labels = Readonly<Record<string, string>>;

@@ -7,8 +7,6 @@
 
 import { DATABASE_ERROR_KINDS, databaseErrorKind } from "../db/error-kind.ts";
 import type { RollupLag } from "../db/rollup-lag.ts";
-import type { BodyEnd } from "../http/observed-body.ts";
-import type { RequestContext } from "../http/request-context.ts";
 import { Registry } from "./registry.ts";
 
 const PREFIX = "product_cost_export_";
@@ -21,13 +19,14 @@ export const UNMATCHED_ROUTE = "unmatched";
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
+/** A finished request, declared by what is counted so that metrics import nothing of http/ (whose request context fits). */
 export interface RequestObservation {
   request: Request;
   /** As logged: the status sent, or 499 / 5xx for a body cut short (see http/handler.ts). */
   status: number;
-  /** How the body ended. */
-  end: BodyEnd;
-  context: RequestContext;
+  /** How the body ended (http/observed-body.ts). */
+  end: "complete" | "client_closed" | "failed";
+  context: { target: { path: string }; key?: { label?: string }; format?: "json" | "csv"; rows?: number; error?: unknown };
   /** From the request's arrival to the last byte of its body (or the failure). */
   seconds: number;
 }
