@@ -71,10 +71,3 @@ export function createLogger(options: LoggerOptions): Logger {
     error: (m, f) => emit("error", m, f),
   };
 }
-
-/** A logger that keeps lines in memory, for tests. */
-export function memoryLogger(level: Level = "debug"): Logger & { lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const logger = createLogger({ level, format: "json", write: (l) => lines.push(JSON.parse(l)) });
-  return Object.assign(logger, { lines });
-}

@@ -161,9 +161,3 @@ export class CsvReader {
     out.push({ fields, line: this.recordLine });
   }
 }
-
-/** Every record of a whole text (for tests and small inputs). */
-export function parseCsv(text: string): CsvRecord[] {
-  const reader = new CsvReader();
-  return [...reader.push(text), ...reader.end()];
-}

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
-import { parseCsv as readCsv } from "../../src/load/csv.ts";
+import { parseCsv as readCsv } from "../support/parse-csv.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, JANUARY_ALL, JANUARY_NORMAL, JANUARY_NORMAL_CSV, PRODUCTS } from "./fixture.ts";
 

@@ -10,8 +10,8 @@ import { createApp } from "../../src/http/app.ts";
 import { clientAddress } from "../../src/http/client-address.ts";
 import { createHandler, type FetchHandler } from "../../src/http/handler.ts";
 import type { RateLimiter } from "../../src/http/rate-limit.ts";
-import { memoryLogger } from "../../src/log.ts";
 import type { ServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { memoryLogger } from "./memory-logger.ts";
 
 export const KEY = "test-key-0123456789abcdef";
 export const OTHER_KEY = "second-key-fedcba9876543210";

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { CsvError, CsvReader, parseCsv } from "../../src/load/csv.ts";
+import { CsvError, CsvReader } from "../../src/load/csv.ts";
+import { parseCsv } from "../support/parse-csv.ts";
 
 const values = (text: string) => parseCsv(text).map((r) => r.fields.map((f) => (f.quoted ? `"${f.value}"` : f.value)));
 

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createDatabaseGuard, FIRST_DELAY_MS, MAX_DELAY_MS } from "../../src/db/database-guard.ts";
 import { DatabaseProblemError } from "../../src/db/problems.ts";
-import { memoryLogger } from "../../src/log.ts";
+import { memoryLogger } from "../support/memory-logger.ts";
 
 const notPostgres = () => Object.assign(new Error('the server at h:1 is not a PostgreSQL server: it answered "HTTP/1.1 400"'), { code: "NOT_POSTGRESQL" });
 const refused = () => Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });
