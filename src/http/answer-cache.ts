@@ -9,14 +9,14 @@
 
 import { promisify } from "node:util";
 import zlib from "node:zlib";
-import type { ContentCoding } from "./compression.ts";
+import { BROTLI_QUALITY, GZIP_LEVEL, type ContentCoding } from "./compression.ts";
 
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
-// The levels the streamed answers use (compression.ts): here they are paid once per answer.
+// The streamed answers' levels (measured in compression.ts's header), paid here once per answer.
 const ENCODERS: Record<ContentCoding, (body: Uint8Array) => Promise<Uint8Array>> = {
-  br: (body) => brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } }),
-  gzip: (body) => gzip(body, { level: 1 }),
+  br: (body) => brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } }),
+  gzip: (body) => gzip(body, { level: GZIP_LEVEL }),
 };
 
 export interface CachedAnswer {

@@ -29,8 +29,8 @@ interface ChunkReader {
   cancel(reason?: unknown): Promise<void>;
 }
 
-const BROTLI_QUALITY = 1;
-const GZIP_LEVEL = 1;
+export const BROTLI_QUALITY = 1;
+export const GZIP_LEVEL = 1;
 
 const CODING = new RegExp(`^${TOKEN}$`);
 
