@@ -1,8 +1,8 @@
 // An RFC 4180 CSV reader that takes its text in pieces, so a file of any size is read with
 // bounded memory: fields separated by commas, optionally quoted with "", a doubled "" inside
-// quotes is one quote, records end at CRLF, LF or CR (also inside nothing else). Each record
-// carries the line it starts on, for error messages. `quoted` tells an empty quoted field
-// ("") from an empty unquoted one, so the loader can read the latter as null.
+// quotes is one quote, records end at CRLF, LF or CR outside quotes. Each record carries
+// the line it starts on, for error messages. `quoted` tells an empty quoted field ("") from
+// an empty unquoted one, so the loader can read the latter as null.
 
 export interface CsvField {
   value: string;
