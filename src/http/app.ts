@@ -1,5 +1,5 @@
 // createApp builds the Elysia application without listening, so tests can call it in
-// process. The endpoint walks named stages in the order design.md fixes:
+// process. The endpoint walks named stages in the order docs/api.md (Errors) fixes:
 //   503 no key configured → 401 key → 422 query validation → 400 range → query → rows.
 
 import { Elysia } from "elysia";
