@@ -1,7 +1,8 @@
 // The OpenAPI 3.0 document (GET /openapi.json) and Swagger UI (GET /docs), neither behind
-// a key. @elysiajs/openapi's generator builds the paths from the routes; the product-costs operation supplies its own responses so each
-// status lists exactly the content types the service sends (the generator would give every
-// response application/json only, and the 200 is also text/csv), and its own parameters.
+// a key. @elysiajs/openapi's generator builds the paths from the routes, the query
+// parameters from the route's query schema; the product-costs operation supplies its own
+// responses so each status lists exactly the content types the service sends (the generator
+// would give every response application/json only, and the 200 is also text/csv).
 // Swagger UI's script and stylesheet are embedded in the executable and served from
 // /docs/assets/, so the page works on a machine without internet access; its CSP forbids
 // any other origin, so a forgotten external reference would fail loudly, not leak.
@@ -35,36 +36,6 @@ const RETRY_AFTER = {
   ...REQUEST_ID,
   "Retry-After": { description: "Seconds to wait before trying again (with RATE_LIMITED, OVERLOADED and DATABASE_UNAVAILABLE).", schema: { type: "integer" } as const },
 };
-
-/**
- * The query parameters of GET /external/v1/product-costs. Written out, not generated from a
- * route schema: the route has none, so that the service's own validator is the only parser
- * of the query (a second one, Elysia's, read `??` and `#` differently).
- */
-export const PRODUCT_COSTS_PARAMETERS: NonNullable<DocumentDecoration["parameters"]> = [
-  {
-    name: "month_from",
-    in: "query",
-    required: true,
-    description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).",
-    // `example`, not `examples`: the document is OpenAPI 3.0
-    schema: { type: "string", format: "date", example: "2026-10-01" },
-  },
-  {
-    name: "month_to",
-    in: "query",
-    required: true,
-    description: "Inclusive end date, YYYY-MM-DD. Must not be before month_from.",
-    schema: { type: "string", format: "date", example: "2026-10-31" },
-  },
-  {
-    name: "segment",
-    in: "query",
-    required: false,
-    description: "normal = normal products; sample = sample products; all = both.",
-    schema: { type: "string", enum: ["normal", "sample", "all"], default: "normal" },
-  },
-];
 
 /** The responses of GET /external/v1/product-costs: every status the service can answer, with its body. */
 export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"]> = {
@@ -181,6 +152,19 @@ const DOCS_PAGE = SwaggerUIRender(
   },
 );
 
+/**
+ * The generator leaves a parameter's description in its schema, where Swagger UI does not
+ * show it: moved to the parameter itself.
+ */
+function describeOnParameters(paths: object) {
+  type Parameter = { name: string; schema?: { description?: string } };
+  for (const operation of Object.values(paths).flatMap((item: Record<string, { parameters?: Parameter[] }>) => Object.values(item))) {
+    operation.parameters = operation.parameters?.map(({ schema: { description, ...schema } = {}, ...parameter }) =>
+      description === undefined ? { ...parameter, schema } : { ...parameter, description, schema },
+    );
+  }
+}
+
 /** Routes: /openapi.json, /docs and its assets. Hidden from the document themselves. */
 export function apiDocs() {
   const hidden = { detail: { hide: true } };
@@ -192,6 +176,7 @@ export function apiDocs() {
       () => {
         if (!document) {
           const { paths, components } = toOpenAPISchema(app, undefined, undefined, undefined, "3.0.3");
+          describeOnParameters(paths);
           document = {
             openapi: "3.0.3",
             info: DOCUMENTATION.info,

@@ -1,5 +1,5 @@
 // createApp builds the Elysia application without listening, so tests can call it in
-// process. The endpoint walks named stages in the order design.md fixes:
+// process. The endpoint walks named stages in the order docs/api.md (Errors) fixes:
 //   503 no key configured → 401 key → 422 query validation → 400 range → query → rows.
 
 import { Elysia } from "elysia";
@@ -11,17 +11,13 @@ import type { Readiness } from "../db/readiness.ts";
 import { lagIsLarge, LARGE_LAG_SECONDS, type RollupLag } from "../db/rollup-lag.ts";
 import { readProductCosts } from "../db/product-costs.ts";
 import type { Logger } from "../log.ts";
-import { rangeDays, validateProductCostParams } from "../validation/product-cost-params.ts";
+import { lastValues } from "../validation/query-string.ts";
+import { productCostParams, rangeDays } from "../validation/product-cost-params.ts";
 import { ADMISSION_DEFAULTS, createAdmission, type Admission } from "./admission.ts";
-import { apiDocs, PRODUCT_COSTS_PARAMETERS, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
+import { apiDocs, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
 import { DatabaseProblemError } from "../db/problems.ts";
 import { createErrorHandler } from "./error-handler.ts";
-import {
-  INVALID_API_KEY,
-  INVALID_MONTH_RANGE,
-  NOT_CONFIGURED,
-  RequestValidationError,
-} from "./errors.ts";
+import { INVALID_API_KEY, INVALID_MONTH_RANGE, NOT_CONFIGURED } from "./errors.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
@@ -30,6 +26,7 @@ import { preferredRowFormat } from "./accept.ts";
 import { contextOf } from "./request-context.ts";
 import { compactJson, jsonResponse } from "./responses.ts";
 import { rowsResponse } from "./rows-response.ts";
+import { ProductCostsQuery } from "./schemas.ts";
 
 export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
 
@@ -72,6 +69,11 @@ export function createApp(deps: AppDeps) {
   });
   if (deps.rollupLag) deps.metrics?.trackRollupLag(deps.rollupLag);
   const productCosts = new Elysia()
+    // The query Elysia validates is read as Starlette reads it (query-string.ts), from the
+    // target the handler read at arrival: Elysia's own parse differs on `??`, `#`, bad escapes.
+    .onTransform((ctx) => {
+      ctx.query = Object.fromEntries(lastValues(contextOf(ctx.request).target.query));
+    })
     // `derive` runs before Elysia's query check, so an unauthenticated caller learns nothing about validation.
     .derive(({ request }) => {
       const keys = deps.keys();
@@ -85,12 +87,9 @@ export function createApp(deps: AppDeps) {
     })
     .get(
       PRODUCT_COSTS_PATH,
-      async ({ request }) => {
-        // The one validator (Starlette's query parsing, Pydantic's messages) reads the query
-        // the handler read at arrival; Elysia is given no query schema, so it never parses it.
-        const checked = validateProductCostParams(contextOf(request).target.query);
-        if (!checked.ok) throw new RequestValidationError(checked.errors);
-        const { monthFrom, monthTo, segment } = checked.params;
+      async ({ request, query }) => {
+        const params = productCostParams(query);
+        const { monthFrom, monthTo, segment } = params;
         if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
         if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
 
@@ -113,9 +112,10 @@ export function createApp(deps: AppDeps) {
         const asked = performance.now();
         const result = await (deps.guard ? deps.guard.run(read) : read());
         context.firstRowsMs = performance.now() - asked;
-        return negotiateCompression(request, rowsResponse(result, context, checked.params));
+        return negotiateCompression(request, rowsResponse(result, context, params));
       },
       {
+        query: ProductCostsQuery,
         detail: {
           summary: "List product costs",
           description:
@@ -123,7 +123,6 @@ export function createApp(deps: AppDeps) {
             "null means not costed; 0 is a costed zero.",
           security: [{ bearerAuth: [] }],
           tags: ["product costs"],
-          parameters: PRODUCT_COSTS_PARAMETERS,
           // Written out (not derived from a `response` map) so that each status lists the
           // content types actually sent: the 200 is JSON or CSV, every error is JSON.
           responses: PRODUCT_COSTS_RESPONSES,

@@ -1,13 +1,15 @@
 // The one place where anything thrown while answering becomes a response. It maps:
 //   ApiError                     → its status and {"detail":"<CODE>"}
-//   RequestValidationError       → 422 {"detail":[items]}
+//   the query schema's failures  → 422 {"detail":[items]}, Pydantic's (product-cost-params.ts)
 //   unknown path / wrong method  → 404 {"detail":"Not Found"} / 405 {"detail":"Method Not Allowed"}
 //   database unavailable/timeout → 503 {"detail":"DATABASE_UNAVAILABLE"}
 //   anything else                → 500 {"detail":"INTERNAL_ERROR"}, the cause in the log only.
 
+import { ValidationError } from "elysia";
 import { isDatabaseUnavailable } from "../db/errors.ts";
+import { validationItems } from "../validation/product-cost-params.ts";
 import { ClientClosedRequestError } from "./admission.ts";
-import { ApiError, DATABASE_UNAVAILABLE, INTERNAL_ERROR, RequestValidationError } from "./errors.ts";
+import { ApiError, DATABASE_UNAVAILABLE, INTERNAL_ERROR } from "./errors.ts";
 import { contextOf } from "./request-context.ts";
 import type { RequestTarget } from "./request-target.ts";
 import { detailResponse, SECURITY_HEADERS } from "./responses.ts";
@@ -60,7 +62,10 @@ export function createErrorHandler() {
       if (error.status >= 500) contextOf(request).error = error.cause ?? error;
       return detailResponse(error.status, error.detail, error.headers);
     }
-    if (error instanceof RequestValidationError) return detailResponse(422, error.items);
+    // Only the query's: a response that failed its schema is our fault, a 500.
+    if (error instanceof ValidationError && error.type === "query") {
+      return detailResponse(422, validationItems(error.all));
+    }
     if (code === "NOT_FOUND") return routeNotMatched(request);
     const context = contextOf(request);
     context.error = error;

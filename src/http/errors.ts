@@ -1,8 +1,6 @@
 // The errors the HTTP layer answers with, and the one function that turns any thrown
 // value into the documented JSON body. Bodies are what FastAPI sends, byte for byte.
 
-import type { ValidationItem } from "../validation/product-cost-params.ts";
-
 /** An error with a fixed status and `{"detail": "<code>"}` body. */
 export class ApiError extends Error {
   constructor(
@@ -11,13 +9,6 @@ export class ApiError extends Error {
     readonly headers: Record<string, string> = {},
   ) {
     super(detail);
-  }
-}
-
-/** A query that failed validation: 422 `{"detail":[items]}`. */
-export class RequestValidationError extends Error {
-  constructor(readonly items: ValidationItem[]) {
-    super("request validation failed");
   }
 }
 

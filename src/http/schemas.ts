@@ -1,8 +1,32 @@
-// TypeBox schemas of the endpoint's bodies, for the OpenAPI document. (The query is
-// validated by validation/product-cost-params.ts alone; its parameters are documented in
-// api-docs.ts.)
+// The endpoint's TypeBox schemas: its query, which Elysia validates and @elysiajs/openapi
+// documents, and its bodies, for the document.
 
-import { Type as T } from "@sinclair/typebox";
+import { FormatRegistry, Kind, Type as T, TypeRegistry } from "@sinclair/typebox";
+import { DEFAULT_SEGMENT, isLaxDate, isSegment, SEGMENTS, type Segment } from "../validation/product-cost-params.ts";
+
+// Pydantic's lax date is this service's `date`, so the document says `format: date` as
+// FastAPI's does. It replaces Elysia's own `date` check, which no other route uses (and
+// which accepts 2024-02-30 by rolling it over to March).
+FormatRegistry.Set("date", isLaxDate);
+// A string enum TypeBox checks and the generator documents as `enum` with its default (a
+// union of literals would be documented without them).
+TypeRegistry.Set("Segment", (_, value) => isSegment(value));
+
+/** The query as the route declares it; its failures become Pydantic's items in error-handler.ts. */
+export const ProductCostsQuery = T.Object({
+  // `example`, not `examples`: the document is OpenAPI 3.0.
+  month_from: T.String({ format: "date", description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).", example: "2026-10-01" }),
+  month_to: T.String({ format: "date", description: "Inclusive end date, YYYY-MM-DD. Must not be before month_from.", example: "2026-10-31" }),
+  segment: T.Optional(
+    T.Unsafe<Segment>({
+      [Kind]: "Segment",
+      type: "string",
+      enum: [...SEGMENTS],
+      default: DEFAULT_SEGMENT,
+      description: "normal = normal products; sample = sample products; all = both.",
+    }),
+  ),
+});
 
 const amount = (what: string) =>
   T.Number({ nullable: true, description: `${what} in USD, summed over the range. null = not costed; 0 = a costed zero.` });

@@ -1,14 +1,13 @@
-// Validation of the three query parameters of GET /external/v1/product-costs, with the
-// exact error items FastAPI + Pydantic 2 produce for
-//   month_from: date, month_to: date, segment: Literal['normal','sample','all'] = 'normal'.
-// Items are reported all at once, in declaration order, keys in Pydantic's order:
-// type, loc, msg, input[, ctx].
+// The three query parameters of GET /external/v1/product-costs, as FastAPI + Pydantic 2 declare
+//   month_from: date, month_to: date, segment: Literal['normal','sample','all'] = 'normal'
+// The route's TypeBox schema (http/schemas.ts) checks them with the rules below; this is the
+// one place that knows Pydantic's words for a failure, the 422 items.
 
-import { parseLaxDate } from "./lax-date.ts";
-import { lastValues } from "./query-string.ts";
+import { parseLaxDate, type LaxDateError } from "./lax-date.ts";
 
 export const SEGMENTS = ["normal", "sample", "all"] as const;
 export type Segment = (typeof SEGMENTS)[number];
+export const DEFAULT_SEGMENT: Segment = "normal";
 
 export interface ProductCostParams {
   monthFrom: string; // YYYY-MM-DD
@@ -16,6 +15,7 @@ export interface ProductCostParams {
   segment: Segment;
 }
 
+/** One item of FastAPI's 422 body; the keys are written in Pydantic's order. */
 export interface ValidationItem {
   type: string;
   loc: ["query", string];
@@ -24,49 +24,35 @@ export interface ValidationItem {
   ctx?: Record<string, string>;
 }
 
-export type ParamsResult = { ok: true; params: ProductCostParams } | { ok: false; errors: ValidationItem[] };
+/** Does Pydantic's lax `date` accept it? */
+export const isLaxDate = (value: string): boolean => parseLaxDate(value).ok;
+
+export const isSegment = (value: unknown): value is Segment => (SEGMENTS as readonly unknown[]).includes(value);
 
 const SEGMENT_EXPECTED = "'normal', 'sample' or 'all'";
 
-function missing(name: string): ValidationItem {
-  return { type: "missing", loc: ["query", name], msg: "Field required", input: null };
+function item(name: string, input: string | undefined): ValidationItem {
+  const loc: ValidationItem["loc"] = ["query", name];
+  if (input === undefined) return { type: "missing", loc, msg: "Field required", input: null };
+  if (name === "segment") return { type: "literal_error", loc, msg: `Input should be ${SEGMENT_EXPECTED}`, input, ctx: { expected: SEGMENT_EXPECTED } };
+  const failure = parseLaxDate(input) as LaxDateError;
+  return { type: failure.type, loc, msg: failure.msg, input, ...("ctx" in failure ? { ctx: failure.ctx } : {}) };
 }
 
-function checkDate(name: string, raw: string | undefined, errors: ValidationItem[]): string | undefined {
-  if (raw === undefined) {
-    errors.push(missing(name));
-    return undefined;
-  }
-  const result = parseLaxDate(raw);
-  if (result.ok) return result.date;
-  const item: ValidationItem = { type: result.type, loc: ["query", name], msg: result.msg, input: raw };
-  if ("ctx" in result) item.ctx = result.ctx;
-  errors.push(item);
-  return undefined;
+/**
+ * The 422 items for what the route's TypeBox schema rejected (each error a JSON pointer to a
+ * parameter and the value found there, undefined when absent): all at once, in the order
+ * of declaration.
+ */
+export function validationItems(errors: readonly { path: string; value: unknown }[]): ValidationItem[] {
+  const rejected = new Map(errors.map((e) => [e.path.slice(1), e.value as string | undefined]));
+  return ["month_from", "month_to", "segment"].filter((name) => rejected.has(name)).map((name) => item(name, rejected.get(name)));
 }
 
-function checkSegment(raw: string | undefined, errors: ValidationItem[]): Segment | undefined {
-  if (raw === undefined) return "normal";
-  if ((SEGMENTS as readonly string[]).includes(raw)) return raw as Segment;
-  errors.push({
-    type: "literal_error",
-    loc: ["query", "segment"],
-    msg: `Input should be ${SEGMENT_EXPECTED}`,
-    input: raw,
-    ctx: { expected: SEGMENT_EXPECTED },
-  });
-  return undefined;
-}
-
-/** Validates the raw query string (what follows "?", undefined when there is none). */
-export function validateProductCostParams(queryString: string | undefined): ParamsResult {
-  const query = lastValues(queryString);
-  const errors: ValidationItem[] = [];
-  const monthFrom = checkDate("month_from", query.get("month_from"), errors);
-  const monthTo = checkDate("month_to", query.get("month_to"), errors);
-  const segment = checkSegment(query.get("segment"), errors);
-  if (errors.length) return { ok: false, errors };
-  return { ok: true, params: { monthFrom: monthFrom!, monthTo: monthTo!, segment: segment! } };
+/** The values of a query the route's schema accepted: the dates as YYYY-MM-DD. */
+export function productCostParams(query: { month_from: string; month_to: string; segment?: Segment }): ProductCostParams {
+  const isoDate = (value: string) => (parseLaxDate(value) as { date: string }).date;
+  return { monthFrom: isoDate(query.month_from), monthTo: isoDate(query.month_to), segment: query.segment ?? DEFAULT_SEGMENT };
 }
 
 /** Days in the inclusive range [from, to] of two YYYY-MM-DD dates (1 for a one-day range). */

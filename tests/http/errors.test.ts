@@ -1,6 +1,8 @@
 // Every non-200 answer of the endpoint, byte for byte, and the check order
 // 503 → 401 → 422 → 400 (design.md item 1).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Elysia, t } from "elysia";
+import { createErrorHandler } from "../../src/http/error-handler.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, OTHER_KEY, ring, testApp, type TestApp } from "../support/app.ts";
 import { loadFixture } from "../support/fixtures.ts";
@@ -190,5 +192,15 @@ describe("routing quirks kept from Starlette", () => {
       cache: r.headers.get("cache-control"),
       nosniff: r.headers.get("x-content-type-options"),
     }).toEqual({ status: 307, location: `${PATH}?${OK_QUERY}`, cache: "no-store", nosniff: "nosniff" });
+  });
+});
+
+describe("the error hook", () => {
+  test("a response that fails its own schema is a 500 INTERNAL_ERROR, never a query's 422", async () => {
+    const app = new Elysia()
+      .onError(createErrorHandler())
+      .get("/r", () => ({ month_from: 1 }) as never, { response: t.Object({ month_from: t.String() }) });
+    const r = await app.handle(new Request("http://localhost/r"));
+    expect([r.status, await r.text()]).toEqual([500, '{"detail":"INTERNAL_ERROR"}']);
   });
 });

@@ -1,18 +1,17 @@
 import { describe, expect, test } from "bun:test";
-import { rangeDays, validateProductCostParams } from "../../src/validation/product-cost-params.ts";
+import { Value } from "@sinclair/typebox/value";
+import { ProductCostsQuery } from "../../src/http/schemas.ts";
+import { productCostParams, rangeDays, validationItems } from "../../src/validation/product-cost-params.ts";
 
-describe("validateProductCostParams", () => {
+describe("the product-costs query: its schema and Pydantic's items", () => {
   test("normalises accepted dates and defaults the segment", () => {
-    expect(validateProductCostParams("month_from=1704067200&month_to=2024-01-31T00:00:00Z")).toEqual({
-      ok: true,
-      params: { monthFrom: "2024-01-01", monthTo: "2024-01-31", segment: "normal" },
-    });
+    const query = { month_from: "1704067200", month_to: "2024-01-31T00:00:00Z" };
+    expect(Value.Check(ProductCostsQuery, query)).toBe(true);
+    expect(productCostParams(query)).toEqual({ monthFrom: "2024-01-01", monthTo: "2024-01-31", segment: "normal" });
   });
 
   test("items keep Pydantic's key order: type, loc, msg, input, ctx", () => {
-    const r = validateProductCostParams("month_from=2024-13-01&segment=x");
-    expect(r.ok).toBe(false);
-    const items = (r as { errors: object[] }).errors;
+    const items = validationItems([...Value.Errors(ProductCostsQuery, { month_from: "2024-13-01", segment: "x" })]);
     expect(items.map((i) => Object.keys(i))).toEqual([
       ["type", "loc", "msg", "input", "ctx"],
       ["type", "loc", "msg", "input"],
