@@ -14,10 +14,18 @@
 -- one transaction, so it leaves every version as it was; a write only ever adds; a write
 -- outside the range adds nothing to it. Two instances on one database (or a replica at the
 -- same state) read the same numbers.
+--
+-- And when the data of a range last changed, for the header a person reads (X-Data-Changed-At,
+-- docs/api.md): each note keeps the time its writing statement started (noted_at: the
+-- writer's, by the database's clock; the commit comes a little later), and each day here the
+-- latest of the notes folded into it.
 create table if not exists product_cost_folded_changes (
-  day     date   primary key,
-  changes bigint not null
+  day             date        primary key,
+  changes         bigint      not null,
+  last_changed_at timestamptz not null
 );
+-- The notes already waiting get the time of this migration (their own is not known).
+alter table product_cost_deltas add column if not exists noted_at timestamptz not null default statement_timestamp();
 
 -- The serving role reads it, as it reads the log (see 0006).
 do $grants$

@@ -3,6 +3,7 @@
 -- attributes, or everything. Read before the rows (or instead of them, for a 304): a
 -- version never names a state newer than the rows read after it. The table's oid tells a
 -- table made again (a restore) from the one whose counts a client saw.
+-- Also changed_at: when a write last changed what the range shows (null: none recorded).
 --   $1 first day (date)   $2 last day (date)
 with bounds as (
   select $1::date as first_day, $2::date as last_day,
@@ -10,23 +11,33 @@ with bounds as (
 ),
 waiting as (
   select
+    d.month, d.product_id, d.noted_at,
     -- The note's days inside the range: bits first_day..31 of the first month, 1..last_day of the last.
-    coalesce(sum(bit_count((d.days::bigint
+    case when d.month between b.first_month and b.last_month then bit_count((d.days::bigint
       & ((1::bigint << case when d.month = b.last_month then extract(day from b.last_day)::int else 31 end) - 1)
       & ~((1::bigint << case when d.month = b.first_month then extract(day from b.first_day)::int - 1 else 0 end) - 1)
-    )::bit(64))) filter (where d.month between b.first_month and b.last_month), 0) as days,
-    count(*) filter (where d.month is null and d.product_id is not null) as attributes,
-    count(*) filter (where d.product_id is null) as everything
+    )::bit(64)) else 0 end as days
   from product_cost_deltas d cross join bounds b
+),
+waiting_totals as (
+  select
+    coalesce(sum(days), 0) as days,
+    count(*) filter (where month is null and product_id is not null) as attributes,
+    count(*) filter (where product_id is null) as everything,
+    max(noted_at) filter (where days > 0 or month is null) as changed_at
+  from waiting
 ),
 folded as (
   select
     coalesce(sum(f.changes) filter (where f.day between b.first_day and b.last_day), 0) as days,
     coalesce(sum(f.changes) filter (where f.day = '-infinity'), 0) as attributes,
-    coalesce(sum(f.changes) filter (where f.day = 'infinity'), 0) as everything
+    coalesce(sum(f.changes) filter (where f.day = 'infinity'), 0) as everything,
+    max(f.last_changed_at) as changed_at
   from product_cost_folded_changes f cross join bounds b
   where f.day between b.first_day and b.last_day or f.day in ('-infinity', 'infinity')
 )
-select concat_ws('.', 'product_cost_folded_changes'::regclass::oid,
-  folded.days + waiting.days, folded.attributes + waiting.attributes, folded.everything + waiting.everything) as version
-from folded, waiting
+select
+  concat_ws('.', 'product_cost_folded_changes'::regclass::oid,
+    f.days + w.days, f.attributes + w.attributes, f.everything + w.everything) as version,
+  greatest(f.changed_at, w.changed_at) as changed_at
+from folded f, waiting_totals w

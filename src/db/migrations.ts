@@ -24,9 +24,10 @@ export interface Migration {
    */
   supersededBy?: string;
   /**
-   * Tables this migration makes and can make again (its SQL creates only what is missing):
-   * when one is gone from a database that has the migration (dropped by hand), `migrate`
-   * runs it again instead of leaving every read to fail.
+   * Tables (and `table.column`s added to an earlier migration's table) this migration makes
+   * and can make again (its SQL creates only what is missing): when one is gone from a
+   * database that has the migration (dropped by hand, or the table made again by an earlier
+   * migration's restore), `migrate` runs it again instead of leaving every read to fail.
    */
   restores?: readonly string[];
 }
@@ -43,7 +44,7 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: m0006,
     restores: ["product_cost_deltas", "product_cost_months", "product_cost_answers", "product_cost_refreshes"],
   },
-  { version: "0007", name: "answer_versions", sql: m0007, restores: ["product_cost_folded_changes"] },
+  { version: "0007", name: "answer_versions", sql: m0007, restores: ["product_cost_folded_changes", "product_cost_deltas.noted_at"] },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.
@@ -150,7 +151,14 @@ export async function plannedMigrations(sql: Sql, migrations: readonly Migration
 
 async function missingTables(tx: postgres.TransactionSql<{}>, tables: readonly string[]): Promise<string[]> {
   if (tables.length === 0) return [];
-  const rows = await tx<{ name: string }[]>`select t.name from unnest(${tables as string[]}::text[]) as t(name) where to_regclass(t.name) is null`;
+  // "table" or "table.column"; a missing table's columns are missing too.
+  const rows = await tx<{ name: string }[]>`
+    select t.name from unnest(${tables as string[]}::text[]) as t(name)
+    where not exists (
+      select from pg_attribute a
+      where a.attrelid = to_regclass(split_part(t.name, '.', 1))
+        and (a.attname = split_part(t.name, '.', 2) or split_part(t.name, '.', 2) = '')
+        and not a.attisdropped)`;
   return rows.map((r) => r.name);
 }
 

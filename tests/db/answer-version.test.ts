@@ -8,7 +8,7 @@
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readAnswerVersion } from "../../src/db/answer-version.ts";
+import { readAnswerVersion as readVersionAndTime } from "../../src/db/answer-version.ts";
 import { migrate } from "../../src/db/migrations.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
@@ -17,6 +17,8 @@ import { naiveAnswer } from "../support/rollup-oracle.ts";
 import { testSeed } from "../support/seed.ts";
 
 const SEED = testSeed("answer version test");
+
+const readAnswerVersion = async (sql: Parameters<typeof readVersionAndTime>[0], from: string, to: string) => (await readVersionAndTime(sql, from, to)).version;
 
 describeBackends("answer versions on $name", (backend) => {
   const viaCopy = backend.name !== "embedded";
@@ -110,6 +112,29 @@ describeBackends("answer versions on $name", (backend) => {
     expect(truncated.every((v, i) => v !== renamed[i])).toBe(true);
     await refreshRollup(db.admin);
     expect(await versions()).toEqual(truncated);
+  });
+
+  test("the time of the last change: moved by a write in the range, by nothing else", async () => {
+    await db.admin`truncate product_daily_costs, products`;
+    await db.admin`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample) values (1, 1, 'A', 'Alpha', false)`;
+    await db.admin`insert into product_daily_costs (product_id, cost_date, purchase_cost_usd) values (1, '2024-03-10', 1), (1, '2024-04-20', 2)`;
+    await refreshRollup(db.admin);
+    const march = () => readVersionAndTime(db.service, "2024-03-01", "2024-03-31");
+    const before = (await march()).changedAt!;
+    expect(before).toBeInstanceOf(Date);
+    await Bun.sleep(5);
+    await db.admin`update product_daily_costs set purchase_cost_usd = 7 where cost_date = '2024-04-20'`; // April only
+    expect((await march()).changedAt).toEqual(before);
+    const [{ now } = { now: new Date(NaN) }] = await db.admin<{ now: Date }[]>`select statement_timestamp() as now`;
+    await db.admin`update product_daily_costs set purchase_cost_usd = 5 where cost_date = '2024-03-10'`;
+    const changed = (await march()).changedAt!;
+    expect(changed.getTime()).toBeGreaterThan(before.getTime());
+    expect(changed.getTime()).toBeGreaterThanOrEqual(now.getTime());
+    await refreshRollup(db.admin); // folded: the same time, now kept by the refresh
+    expect((await march()).changedAt).toEqual(changed);
+    // A range with no change ever recorded in it, its products never renamed: none.
+    await db.admin`truncate product_cost_folded_changes`;
+    expect((await readVersionAndTime(db.service, "2031-01-01", "2031-01-31")).changedAt).toBeNull();
   });
 
   test("two pools read the same version", async () => {
