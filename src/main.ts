@@ -8,13 +8,12 @@ import { SQL_SCRIPTS } from "./cli/print-sql.ts";
 import { stageFiles } from "./cli/stage-files.ts";
 import { checkMigrateDatabase, checkServeDatabase, ConfigError, parseArgs, readCommandLine, SETTINGS, type Config } from "./config.ts";
 import { createDatabaseGuard } from "./db/database-guard.ts";
-import { migrate, plannedMigrations } from "./db/migrations.ts";
+import { indexBuildProgress, migrate, plannedMigrations } from "./db/migrations.ts";
 import { openDatabase } from "./db/open.ts";
 import { databaseProblem } from "./db/problems.ts";
 import { checkReadiness } from "./db/readiness.ts";
 import { readRollupLag } from "./db/rollup-lag.ts";
-import type { Database } from "./db/database.ts";
-import { heartbeat, indexBuildDetail, type IndexBuildProgress } from "./progress.ts";
+import { heartbeat } from "./progress.ts";
 import { refreshWithProgress } from "./db/refresh-progress.ts";
 import { refreshProblem } from "./db/refresh.ts";
 import { startBackgroundRefresh } from "./db/background-refresh.ts";
@@ -163,18 +162,6 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   if (stopping) return;
   if (ready.ready) logger.info("database ready", { database: db.description });
   else logger.error("database not ready", { problem: ready.problem.code, cause: ready.problem.cause, fix: ready.problem.fix });
-}
-
-/**
- * What an index build of the migration (on the pool's other session) has done, from
- * PostgreSQL's own progress view: index builds are the long steps on a large database.
- */
-async function indexBuildProgress(sql: Database["sql"]): Promise<string | undefined> {
-  const [p] = await sql<IndexBuildProgress[]>`
-    select command, phase, blocks_done::float8 as "blocksDone", blocks_total::float8 as "blocksTotal",
-           tuples_done::float8 as "tuplesDone", tuples_total::float8 as "tuplesTotal"
-    from pg_stat_progress_create_index where datname = current_database()`;
-  return p ? indexBuildDetail(p) : undefined;
 }
 
 async function runMigrate(config: Config, logger: Logger, options: { dryRun: boolean }): Promise<void> {
