@@ -254,3 +254,6 @@ function checkDatabaseUrl(url: string, source: string, problems: string[]): Data
     return undefined;
   }
 }
+
+/** Every setting at its default: what a part of the service given no configuration assumes. */
+export const DEFAULTS: Config = readSettings("", new Map(), {}, []);
