@@ -1,6 +1,9 @@
 // `migrate [--dry-run]`: applies the migrations the database lacks, each step logged with its
-// duration (a heartbeat during a long one), then the refresh that builds what they need.
+// duration (a heartbeat during a long one), then the refresh that builds what they need. The
+// only command that changes a schema, on PostgreSQL and on an embedded data dir alike.
 
+import { resolve } from "node:path";
+import { holdsDatabase } from "../db/embedded/embedded.ts";
 import { indexBuildProgress, migrate, plannedMigrations } from "../db/migrations.ts";
 import { openDatabase } from "../db/open.ts";
 import { databaseProblem } from "../db/problems.ts";
@@ -11,8 +14,15 @@ import type { CommandLine } from "./command-line.ts";
 
 export async function runMigrate({ config, own }: CommandLine, logger: Logger): Promise<void> {
   const dryRun = own.get("dry-run") === "true";
-  // An embedded data dir is migrated when opened, unless this is only a look.
-  const db = await openDatabase(config, false, logger, { migrate: !dryRun });
+  // A dry run changes nothing, not even by making a data dir that is not there yet.
+  if (dryRun && !config.databaseUrl && config.dataDir && !holdsDatabase(resolve(config.dataDir))) {
+    logger.info("migrate would create a new database, at this build's schema; nothing was changed", {
+      pending: 0,
+      database: `embedded PostgreSQL (PGlite) in data dir ${resolve(config.dataDir)}, not there yet`,
+    });
+    return;
+  }
+  const db = await openDatabase(config, false, logger, { migrating: true });
   try {
     if (dryRun) {
       const steps = await plannedMigrations(db.sql);
