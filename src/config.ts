@@ -1,7 +1,7 @@
-// Every setting of the service, read once from the environment and the command line
-// into a frozen, typed Config. A flag wins over its environment variable. All problems
-// are collected and reported together as one ConfigError, which main turns into one
-// line on stderr and exit code 2.
+// Every setting of the service, read once from the environment and the command line's
+// flags (cli/command-line.ts splits the line) into a frozen Config whose type comes from
+// the same table. A flag wins over its environment variable. All problems are collected
+// and reported together as one ConfigError: one line on stderr and exit code 2.
 
 import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
@@ -16,7 +16,7 @@ export class ConfigError extends Error {
 type Kind = "string" | "int" | "bool" | "enum";
 
 /** The commands that read settings; the others (hash-key, systemd-unit, ...) take none. */
-export type SettingsCommand = "serve" | "migrate" | "refresh" | "load-csv";
+type SettingsCommand = "serve" | "migrate" | "refresh" | "load-csv";
 const SERVE: readonly SettingsCommand[] = ["serve"];
 const DATABASE_COMMANDS: readonly SettingsCommand[] = ["serve", "migrate", "refresh", "load-csv"];
 
@@ -35,8 +35,8 @@ export interface SettingSpec {
   help: string;
 }
 
-// One table drives parsing, --help and the README's configuration section.
-export const SETTINGS: readonly SettingSpec[] = [
+// One table drives parsing, the Config type, --help and the README's configuration section.
+export const SETTINGS = [
   { key: "databaseUrl", commands: DATABASE_COMMANDS, env: "DATABASE_URL", flag: "database-url", kind: "string", default: undefined,
     help: "PostgreSQL to read (postgres://user:pass@host:5432/db). Unset: the embedded PostgreSQL." },
   { key: "databaseUrlFile", commands: DATABASE_COMMANDS, env: "DATABASE_URL_FILE", flag: "database-url-file", kind: "string", default: undefined,
@@ -92,40 +92,15 @@ export const SETTINGS: readonly SettingSpec[] = [
     help: "File holding the REFRESH_DATABASE_URL. Under systemd, LoadCredential=refresh-database-url:<file> does the same." },
   { key: "refreshIntervalS", commands: SERVE, env: "REFRESH_INTERVAL_S", flag: "refresh-interval-s", kind: "int", default: 60, min: 1, max: 86400,
     help: "With REFRESH_DATABASE_URL: seconds between the service's refreshes." },
-];
+] as const satisfies readonly SettingSpec[];
 
-export interface Config {
-  readonly databaseUrl: string | undefined;
-  readonly databaseUrlFile: string | undefined;
-  readonly dataDir: string | undefined;
-  readonly demoData: boolean | undefined;
-  readonly apiKeys: string | undefined;
-  readonly apiKeysFile: string | undefined;
-  readonly trustedProxies: string | undefined;
-  readonly docsEnabled: boolean;
-  readonly host: string;
-  readonly port: number;
-  readonly tlsCertFile: string | undefined;
-  readonly tlsKeyFile: string | undefined;
-  readonly dbPoolMax: number;
-  readonly dbConnectTimeoutMs: number;
-  readonly statementTimeoutMs: number;
-  readonly requestTimeoutMs: number;
-  readonly requestQueueMax: number;
-  readonly requestQueueTimeoutMs: number;
-  readonly responseBufferMb: number;
-  readonly rateLimitPerMinute: number;
-  readonly maxRangeDays: number;
-  readonly shutdownTimeoutMs: number;
-  readonly logLevel: "debug" | "info" | "warn" | "error";
-  readonly logFormat: "json" | "pretty";
-  readonly metricsEnabled: boolean;
-  readonly refreshDatabaseUrl: string | undefined;
-  readonly refreshDatabaseUrlFile: string | undefined;
-  readonly refreshIntervalS: number;
+type Setting = (typeof SETTINGS)[number];
+type ValueOf<S> = S extends { kind: "int" } ? number : S extends { kind: "bool" } ? boolean : S extends { choices: readonly (infer C)[] } ? C : string;
+/** Each setting's value: undefined when it has no default and is not set. */
+export type Config = { readonly [S in Setting as S["key"]]: ValueOf<S> | (S["default"] extends undefined ? undefined : never) } & {
   /** systemd's LoadCredential= directory, if the service runs under systemd. */
   readonly credentialsDirectory: string | undefined;
-}
+};
 
 function parseValue(spec: SettingSpec, raw: string, source: string, problems: string[]): unknown {
   switch (spec.kind) {
@@ -159,7 +134,6 @@ function parseValue(spec: SettingSpec, raw: string, source: string, problems: st
 
 const TRUE_WORDS = ["1", "true", "yes", "on"];
 const FALSE_WORDS = ["0", "false", "no", "off"];
-const BOOL_WORDS = new Set([...TRUE_WORDS, ...FALSE_WORDS]);
 
 /** true, false, or undefined for a word that is neither (any case). */
 export function boolOf(raw: string): boolean | undefined {
@@ -167,114 +141,31 @@ export function boolOf(raw: string): boolean | undefined {
   return TRUE_WORDS.includes(v) ? true : FALSE_WORDS.includes(v) ? false : undefined;
 }
 
-/** A flag a command line may carry: a setting's, or a command's own (`--rebuild`, `--label NAME`). */
-export interface FlagSpec {
-  flag: string; // without the leading --
-  kind: Kind;
-}
-
-export interface ParsedArgs {
-  /** Values by flag name ("true" for a boolean flag given alone). */
-  values: Map<string, string>;
-  positional: string[];
+/** The settings a command reads; none for most (hash-key, systemd-unit, ...). */
+export function settingsOf(command: string): SettingSpec[] {
+  return SETTINGS.filter((s) => (s.commands as readonly string[]).includes(command));
 }
 
 /**
- * Splits `--name value`, `--name=value`, boolean flags (`--name`, `--name false`,
- * `--name=false`) and positional arguments. `refuse(name)` explains a flag that is not
- * among `flags` (for instance a setting of another command); `--` ends the flags.
+ * The settings `command` reads, from its setting flags (`flags`: by flag name, as given) and
+ * the environment; a variable of another command is ignored, so one environment file serves
+ * them all. Every other setting keeps its default. Problems are added to `problems`.
  */
-export function parseArgs(argv: readonly string[], flags: readonly FlagSpec[], problems: string[], refuse: (name: string) => string): ParsedArgs {
-  const byFlag = new Map(flags.map((s) => [s.flag, s]));
-  const values = new Map<string, string>();
-  const positional: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") {
-      positional.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith("--")) {
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
-    const spec = byFlag.get(name);
-    if (!spec) {
-      problems.push(refuse(name));
-      // A setting of another command: its value goes with it, not among the arguments.
-      const other = SETTINGS.find((s) => s.flag && s.flag === name);
-      if (other && eq === -1 && (other.kind !== "bool" || BOOL_WORDS.has(argv[i + 1]?.toLowerCase() ?? ""))) i++;
-      continue;
-    }
-    if (values.has(name)) problems.push(`flag --${name} is given twice`);
-    let value: string | undefined;
-    if (eq !== -1) value = arg.slice(eq + 1);
-    else if (spec.kind === "bool") value = BOOL_WORDS.has(argv[i + 1]?.toLowerCase() ?? "") ? argv[++i]! : "true";
-    else if (i + 1 < argv.length) value = argv[++i]!;
-    else problems.push(`flag --${name} needs a value`);
-    if (value === undefined) continue;
-    if (spec.kind === "bool") {
-      const on = boolOf(value);
-      if (on === undefined) problems.push(`--${name} must be true or false, got ${JSON.stringify(value)}`);
-      else values.set(name, String(on));
-    } else values.set(name, value);
-  }
-  return { values, positional };
-}
-
-/** The settings a command reads. */
-export function settingsOf(command: SettingsCommand): SettingSpec[] {
-  return SETTINGS.filter((s) => s.commands.includes(command));
-}
-
-/** Why `--name` is refused by `command`: a setting of other commands, or no flag at all. */
-function foreignFlag(command: string, name: string): string {
-  const spec = SETTINGS.find((s) => s.flag && s.flag === name);
-  if (spec) return `--${name} is a setting of ${spec.commands.join(", ")}, not of ${command} (see ${command} --help)`;
-  return `unknown flag --${name} (see ${command === "serve" ? "" : command + " "}--help)`;
-}
-
-export interface CommandLine {
-  config: Config;
-  /** The command's own flags (not settings), by name. */
-  own: Map<string, string>;
-  positional: string[];
-}
-
-/**
- * Reads a settings command's line and environment: its settings (flags of other commands
- * refused, variables of other commands ignored, so one environment file serves them all),
- * its own flags and at most `maxPositional` positional arguments. Every problem is reported
- * together in one ConfigError.
- */
-export function readCommandLine(
-  argv: readonly string[],
-  env: Record<string, string | undefined>,
-  command: SettingsCommand,
-  options: { own?: readonly FlagSpec[]; maxPositional?: number } = {},
-): CommandLine {
-  const problems: string[] = [];
-  const specs = settingsOf(command);
-  const own = options.own ?? [];
-  const parsed = parseArgs(argv, [...specs.filter((s) => s.flag), ...own], problems, (name) => foreignFlag(command, name));
-  for (const extra of parsed.positional.slice(options.maxPositional ?? 0)) problems.push(`unexpected argument ${JSON.stringify(extra)}`);
-  const flags = new Map([...parsed.values].filter(([name]) => !own.some((o) => o.flag === name)));
-  const out: Record<string, unknown> = {};
+export function readSettings(command: string, flags: ReadonlyMap<string, string>, env: Record<string, string | undefined>, problems: string[]): Config {
+  const reads = settingsOf(command);
+  const out: Record<string, unknown> = { credentialsDirectory: env.CREDENTIALS_DIRECTORY || undefined };
   for (const spec of SETTINGS) {
-    out[spec.key] = spec.default;
-    if (!spec.commands.includes(command)) continue;
     const fromFlag = spec.flag ? flags.get(spec.flag) : undefined;
-    const fromEnv = env[spec.env];
-    let value: unknown = spec.default;
+    const fromEnv = reads.includes(spec) ? env[spec.env] : undefined;
+    let value: unknown;
     if (fromFlag !== undefined) value = parseValue(spec, fromFlag, `--${spec.flag}`, problems);
     else if (fromEnv !== undefined && fromEnv !== "") value = parseValue(spec, fromEnv, spec.env, problems);
     out[spec.key] = value ?? spec.default;
   }
-  out.credentialsDirectory = env.CREDENTIALS_DIRECTORY || undefined;
 
-  const database = databaseUrlOf(out, MAIN_DATABASE, flags.has("database-url") ? "--database-url" : "DATABASE_URL", problems);
+  const database = reads.some((s) => s.key === "databaseUrl")
+    ? databaseUrlOf(out, MAIN_DATABASE, flags.has("database-url") ? "--database-url" : "DATABASE_URL", problems)
+    : undefined;
   let target: DatabaseTarget | undefined;
   if (database) {
     out.databaseUrl = database.url;
@@ -301,14 +192,8 @@ export function readCommandLine(
       if (!database) problems.push(`${refresh.source} needs DATABASE_URL: the service refreshes the PostgreSQL it reads`);
     }
   }
-  if (problems.length) throw new ConfigError(problems.join("; "));
-  const ownValues = new Map([...parsed.values].filter(([name]) => own.some((o) => o.flag === name)));
-  return { config: Object.freeze(out) as unknown as Config, own: ownValues, positional: parsed.positional };
-}
-
-/** The settings of `command` (serve by default) from flags and the environment. */
-export function loadConfig(argv: readonly string[], env: Record<string, string | undefined>, command: SettingsCommand = "serve"): Config {
-  return readCommandLine(argv, env, command).config;
+  // The loop above set every key of SETTINGS, the table Config's type is made from.
+  return Object.freeze(out) as Config;
 }
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -370,27 +255,5 @@ function checkDatabaseUrl(url: string, source: string, problems: string[]): Data
   }
 }
 
-/**
- * Which database `serve` reads when none is configured, failing closed: the embedded demo
- * data (made-up costs) only when asked for (DEMO_DATA=true) or when a person runs the
- * executable by hand. Under systemd, or with DEMO_DATA=false, a missing DATABASE_URL is a
- * configuration error: a credential that did not load must not turn into a service that
- * answers 200 with demo costs. `underSystemd`: INVOCATION_ID or NOTIFY_SOCKET is set and
- * stdin is not a terminal (a shell inside a desktop's systemd session is still "by hand").
- */
-export function checkServeDatabase(config: Config, underSystemd: boolean): void {
-  if (config.databaseUrl || config.dataDir || config.demoData === true) return;
-  if (config.demoData === false) {
-    throw new ConfigError("DEMO_DATA=false and no database: set DATABASE_URL (your PostgreSQL) or DATA_DIR (the embedded database, kept on disk)");
-  }
-  if (underSystemd) {
-    throw new ConfigError(
-      "no database configured: set DATABASE_URL (your PostgreSQL), or DATA_DIR for the embedded database; DEMO_DATA=true serves made-up demo costs on purpose",
-    );
-  }
-}
-
-/** `migrate` and `refresh` change a database that must outlive them: an in-memory one would be gone at exit. */
-export function checkMigrateDatabase(config: Config, command = "migrate"): void {
-  if (!config.databaseUrl && !config.dataDir) throw new ConfigError(`${command} needs a database to change: set DATABASE_URL or --data-dir`);
-}
+/** Every setting at its default: what a part of the service given no configuration assumes. */
+export const DEFAULTS: Config = readSettings("", new Map(), {}, []);

@@ -1,28 +1,23 @@
-// The commands of the executable, their own flags and their help texts. One table drives
-// the parsing in main.ts and every --help, so that what is documented is what is accepted.
+// The commands of the executable: one row each, from which their parsing, their refusals,
+// the database check and every --help come, so that what is documented is what is accepted.
+// main.ts looks the command up here and calls its run.
 
-import { settingsOf, type FlagSpec, type SettingsCommand } from "../config.ts";
+import { ConfigError, settingsOf } from "../config.ts";
 import { TABLES } from "../load/load-csv.ts";
-import { UNIT_KINDS } from "../systemd-unit.ts";
-import { SQL_SCRIPTS } from "./print-sql.ts";
+import { DEFAULT_INSTALL_PATH, UNIT_KINDS } from "../systemd-unit.ts";
+import { COMMIT, VERSION } from "../version.ts";
+import { argsUsage, type CommandSpec } from "./command-line.ts";
+import { generateKey, hashKey } from "./keys.ts";
+import { runLoadCsv } from "./load-csv.ts";
+import { runMigrate } from "./migrate.ts";
+import { printSql, SQL_SCRIPTS } from "./print-sql.ts";
+import { runRefresh } from "./refresh.ts";
+import { serve } from "./serve.ts";
+import { runStageFiles } from "./stage-files.ts";
+import { printSystemdUnit } from "./systemd-unit.ts";
 
-export interface OwnFlag extends FlagSpec {
-  /** Shown after the flag in help: `--label <name>`. */
-  value?: string;
-  help: string;
-}
-
-export interface CommandSpec {
-  name: string;
-  /** Positional arguments, as shown in the usage line. */
-  args?: string;
-  summary: string;
-  /** More lines for `<command> --help`. */
-  details?: readonly string[];
-  own: readonly OwnFlag[];
-  /** Commands that read settings (flags and environment); the others take none. */
-  settings?: SettingsCommand;
-}
+const PROGRAM = "product-cost-export";
+const print = (text: string) => void process.stdout.write(text + "\n");
 
 const tableColumns = Object.entries(TABLES).map(
   ([table, spec]) => `  ${table}: ${Object.keys(spec.columns).join(", ")} (key: ${spec.key.join(", ")}; required: ${spec.required.join(", ")})`,
@@ -32,30 +27,32 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: "serve",
     summary: "Serve the HTTP API (the default when no command is given)",
-    own: [],
-    settings: "serve",
     details: ["Signals: SIGHUP re-reads the API keys; SIGTERM/SIGINT finish requests in flight, then exit 0."],
+    run: serve,
   },
   {
     name: "migrate",
     summary: "Create or upgrade the tables and indexes, build what they need, then exit",
     own: [{ flag: "dry-run", kind: "bool", help: "List the pending steps and change nothing" }],
-    settings: "migrate",
+    needsDatabase: true,
     details: ["Safe to repeat, and to run again after a failure. Each step is printed with its duration."],
+    run: runMigrate,
   },
   {
     name: "refresh",
     summary: "Fold recent writes into the totals the reads start from (run it every minute)",
     own: [{ flag: "rebuild", kind: "bool", help: "Recompute every total from the daily rows" }],
-    settings: "refresh",
+    needsDatabase: true,
     details: ["Reads stay exact without it, only slower. `systemd-unit refresh-timer` runs it every minute."],
+    run: runRefresh,
   },
   {
     name: "load-csv",
-    args: `<${Object.keys(TABLES).join("|")}> <file.csv|->`,
+    args: [{ name: "table", choices: { values: Object.keys(TABLES), verb: "loads into" } }, { name: "file.csv|-" }],
     summary: "Upsert a CSV file (or stdin: -) into a contract table of DATABASE_URL or --data-dir",
     own: [{ flag: "replace", kind: "bool", help: "Empty the table first (products: both tables), in the same transaction" }],
-    settings: "load-csv",
+    needsDatabase: true,
+    run: runLoadCsv,
     details: [
       "The first line names the columns, in any order; an empty unquoted cell is null.",
       "Columns:",
@@ -73,25 +70,25 @@ export const COMMANDS: readonly CommandSpec[] = [
       "stdout, line 1: the key (give it to the client; it is stored nowhere);",
       "line 2: `sha256:<hex>  # <name>`, to append to the key file (then SIGHUP or systemctl reload).",
     ],
+    run: generateKey,
   },
   {
     name: "hash-key",
-    args: "[KEY]",
+    args: [{ name: "KEY", optional: true }],
     summary: "Print the sha256:<hex> digest of a key, for the key file or PRODUCT_COST_API_KEYS",
-    own: [],
     details: [
       "The key is read from the argument, else from stdin; on a terminal it is asked for without echo.",
       "An argument can be seen in `ps` and in the shell's history: prefer stdin or the prompt.",
     ],
+    run: hashKey,
   },
   {
     name: "systemd-unit",
-    args: `[${UNIT_KINDS.join("|")}]`,
+    args: [{ name: "kind", optional: true, choices: { values: UNIT_KINDS, verb: "prints" } }],
     summary: "Print a hardened systemd unit that runs this executable (service, refresh, refresh timer)",
-    own: [
-      { flag: "exec-path", kind: "string", value: "<path>", help: "Where the unit starts the executable from (default /usr/local/bin/product-cost-export)" },
-    ],
+    own: [{ flag: "exec-path", kind: "string", value: "<path>", default: DEFAULT_INSTALL_PATH, help: "Where the unit starts the executable from" }],
     details: ["Settings go in /etc/product-cost-export/env (the unit's EnvironmentFile), not on this line."],
+    run: printSystemdUnit,
   },
   {
     name: "stage-files",
@@ -102,22 +99,24 @@ export const COMMANDS: readonly CommandSpec[] = [
       "api-keys, database-url, refresh-database-url, tls-cert.pem and tls-key.pem, those that exist,",
       "copied into $RUNTIME_DIRECTORY for the service's own user, mode 0400; a file that is gone is removed.",
     ],
+    run: runStageFiles,
   },
   {
     name: "print-sql",
-    args: `<${Object.keys(SQL_SCRIPTS).join("|")}>`,
+    args: [{ name: "script", choices: { values: Object.keys(SQL_SCRIPTS), verb: "prints" } }],
     summary: "Print a SQL script the deployment needs (the read-only role), for psql",
-    own: [],
+    run: printSql,
   },
-  { name: "help", args: "[command]", summary: "Show this text, or a command's own", own: [] },
-  { name: "version", summary: "Print the version and the commit it was built from (also --version, -v)", own: [] },
+  { name: "help", args: [{ name: "command", optional: true }], summary: "Show this text, or a command's own", run: ({ args: [name] }) => print(name === undefined ? overviewHelp() : commandHelp(commandNamed(name))) },
+  { name: "version", summary: "Print the version and the commit it was built from (also --version, -v)", run: () => print(`${PROGRAM} ${VERSION} (commit ${COMMIT})`) },
 ];
 
-export function commandNamed(name: string): CommandSpec | undefined {
-  return COMMANDS.find((c) => c.name === name);
+export function commandNamed(name: string): CommandSpec {
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) throw new ConfigError(`unknown command ${JSON.stringify(name)} (see --help)`);
+  return command;
 }
 
-const PROGRAM = "product-cost-export";
 
 /** `product-cost-export --help`: the commands, and where each one's flags are explained. */
 export function overviewHelp(): string {
@@ -136,16 +135,18 @@ export function overviewHelp(): string {
 
 /** `product-cost-export <command> --help`: its usage, its own flags and the settings it reads, nothing else. */
 export function commandHelp(command: CommandSpec): string {
-  const usage = [PROGRAM, command.name, command.args, command.own.length || command.settings ? "[flags]" : undefined].filter(Boolean).join(" ");
+  const own = command.own ?? [];
+  const settings = settingsOf(command.name);
+  const usage = [PROGRAM, command.name, command.args && argsUsage(command.args), own.length || settings.length ? "[flags]" : undefined].filter(Boolean).join(" ");
   const lines = [`Usage: ${usage}`, "", command.summary + "."];
   if (command.details) lines.push("", ...command.details);
-  if (command.own.length) {
+  if (own.length) {
     lines.push("", "Flags:");
-    for (const f of command.own) lines.push(`  ${`--${f.flag}${f.value ? ` ${f.value}` : ""}`.padEnd(30)} ${f.help}`);
+    for (const f of own) lines.push(`  ${`--${f.flag}${f.value ? ` ${f.value}` : ""}`.padEnd(30)} ${f.help}${f.default ? ` (default ${f.default})` : ""}`);
   }
-  if (command.settings) {
+  if (settings.length) {
     lines.push("", "Settings (flag, environment variable, default):");
-    for (const s of settingsOf(command.settings)) {
+    for (const s of settings) {
       const flag = s.flag ? `--${s.flag}${s.kind === "bool" ? " [true|false]" : " <value>"}` : "(environment only)";
       const def = s.default === undefined ? "unset" : String(s.default);
       lines.push(`  ${flag.padEnd(30)} ${s.env.padEnd(28)} default: ${def}`);

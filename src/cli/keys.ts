@@ -4,14 +4,22 @@
 import { randomBytes } from "node:crypto";
 import { KEY_CHARACTERS, sha256Hex } from "../auth/api-keys.ts";
 import { ConfigError } from "../config.ts";
+import type { CommandLine } from "./command-line.ts";
 
-/** 32 bytes from the operating system's CSPRNG, base64url: 43 URL-safe characters, 256 bits. */
-export function newApiKey(): string {
-  return randomBytes(32).toString("base64url");
+/** `generate-key [--label NAME]`: the key, then its line for the key file. */
+export function generateKey({ own }: CommandLine): void {
+  const label = own.has("label") ? checkLabel(own.get("label")!) : undefined;
+  // 32 bytes from the operating system's CSPRNG, base64url: 43 URL-safe characters, 256 bits.
+  const key = randomBytes(32).toString("base64url");
+  process.stdout.write(`${key}\n${keyFileLine(key, label)}\n`);
+  if (process.stdout.isTTY) {
+    process.stderr.write("The first line is the key, for the client (it is stored nowhere). Append the second line to the key file, then: systemctl reload product-cost-export\n");
+  }
 }
 
+
 /** A label fits on the key file's line: printable, one line, not too long for a log field. */
-export function checkLabel(label: string): string {
+function checkLabel(label: string): string {
   const trimmed = label.trim();
   if (!trimmed || trimmed.length > 64 || /[\x00-\x1f\x7f]/.test(trimmed)) {
     throw new ConfigError(`generate-key: --label must be 1 to 64 printable characters on one line, got ${JSON.stringify(label)}`);
@@ -20,12 +28,12 @@ export function checkLabel(label: string): string {
 }
 
 /** The key file's line for a key: its digest, and the label as an inline comment. */
-export function keyFileLine(key: string, label?: string): string {
+function keyFileLine(key: string, label?: string): string {
   return `sha256:${sha256Hex(key)}${label ? `  # ${label}` : ""}`;
 }
 
 /** Reads a line from the terminal without showing it (raw mode: no echo); Ctrl-C aborts. */
-export async function promptHidden(prompt: string): Promise<string> {
+async function promptHidden(prompt: string): Promise<string> {
   const stdin = process.stdin;
   // No echo before the prompt shows: what is typed as soon as it appears stays hidden.
   stdin.setRawMode(true);
@@ -57,8 +65,8 @@ export async function promptHidden(prompt: string): Promise<string> {
   }
 }
 
-/** The key to hash: the argument, else the terminal (asked without echo), else stdin's first line. */
-export async function keyToHash(argument: string | undefined): Promise<string> {
+/** `hash-key [KEY]`: the key file's line for the argument, else the key typed (without echo), else stdin's first line. */
+export async function hashKey({ args: [argument] }: CommandLine): Promise<void> {
   let key: string;
   if (argument !== undefined) key = argument;
   else if (process.stdin.isTTY) key = await promptHidden("API key (not shown): ");
@@ -66,5 +74,5 @@ export async function keyToHash(argument: string | undefined): Promise<string> {
   key = key.trim();
   if (!key) throw new ConfigError('hash-key: no key given (usage: product-cost-export hash-key, then type it; or printf %s "$KEY" | product-cost-export hash-key)');
   if (!KEY_CHARACTERS.test(key)) throw new ConfigError("hash-key: an API key is visible ASCII characters only (no spaces, no other alphabets)");
-  return key;
+  process.stdout.write(keyFileLine(key) + "\n");
 }

@@ -3,6 +3,13 @@
 
 import readOnlyRole from "../../sql/roles/read-only-role.sql" with { type: "text" };
 
+import type { CommandLine } from "./command-line.ts";
+
 export const SQL_SCRIPTS: Record<string, string> = {
   "read-only-role": readOnlyRole,
 };
+
+/** `print-sql <name>`: the script, for psql. */
+export function printSql({ args }: CommandLine): void {
+  process.stdout.write(SQL_SCRIPTS[args[0]!]!);
+}

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { SYSTEMD_CREDENTIAL_NAME } from "../auth/api-keys.ts";
 import { ConfigError, DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL } from "../config.ts";
 import { CONFIG_DIRECTORY } from "../systemd-unit.ts";
+import type { CommandLine } from "./command-line.ts";
 
 /** The files staged: the name under /etc/product-cost-export → the name the service reads. */
 export const STAGED_FILES: readonly [source: string, staged: string][] = [
@@ -56,4 +57,15 @@ export function stageFiles(from: string = CONFIG_DIRECTORY, to: string | undefin
     staged.push(source);
   }
   return staged;
+}
+
+/** `stage-files [--reload PID]`: stages the files, then (a reload) sends SIGHUP to the service. */
+export function runStageFiles({ own }: CommandLine): void {
+  const staged = stageFiles();
+  process.stdout.write(`staged: ${staged.length ? staged.join(", ") : "nothing"}\n`);
+  // The reload itself (no kill(1) needed: a minimal system may have none).
+  const pid = own.get("reload");
+  if (pid === undefined) return;
+  if (!/^[1-9]\d*$/.test(pid)) throw new ConfigError(`stage-files --reload takes the service's main PID, got ${JSON.stringify(pid)}`);
+  process.kill(Number(pid), "SIGHUP");
 }

@@ -9,8 +9,10 @@ import m0004 from "../../sql/migrations/0004_rollup_in_output_order.sql" with { 
 import m0005 from "../../sql/migrations/0005_rollup_v2.sql" with { type: "text" };
 import m0006 from "../../sql/migrations/0006_rollup_v3.sql" with { type: "text" };
 import m0007 from "../../sql/migrations/0007_answer_versions.sql" with { type: "text" };
+import indexBuildProgressSql from "../../sql/queries/index_build_progress.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
+import { indexBuildDetail, type IndexBuildProgress } from "../progress.ts";
 import type { Sql } from "./client.ts";
 
 export interface Migration {
@@ -169,4 +171,10 @@ export async function pendingMigrations(sql: Sql): Promise<string[]> {
   const rows = await sql<{ version: string }[]>`select version from schema_migrations`;
   const done = new Set(rows.map((r) => r.version));
   return MIGRATIONS.filter((m) => !done.has(m.version)).map((m) => m.version);
+}
+
+/** What an index build of a migration (on `sql`'s other session) has done, for migrate's heartbeat. */
+export async function indexBuildProgress(sql: Sql): Promise<string | undefined> {
+  const [p] = await sql.unsafe<IndexBuildProgress[]>(indexBuildProgressSql);
+  return p ? indexBuildDetail(p) : undefined;
 }

@@ -4,12 +4,13 @@
 
 export type { Database } from "./database.ts";
 
-import type { Config } from "../config.ts";
+import { ConfigError, type Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { createPool } from "./client.ts";
 import { maskDatabaseUrl } from "./connection-url.ts";
 import type { Database } from "./database.ts";
 import { openEmbedded } from "./embedded/embedded.ts";
+import { pendingMigrations } from "./migrations.ts";
 
 /**
  * An external PostgreSQL. `max` sessions in all: when serving with two or more, one is the
@@ -44,16 +45,23 @@ export function openExternal(config: Config, options: { readOnly: boolean; max: 
 /**
  * The database for a command: DATABASE_URL when set, else the embedded one (in memory with
  * the demo data by default; in DATA_DIR without it unless DEMO_DATA says so).
- * Serving uses read-only sessions; migrate and load-csv write.
+ * Serving uses read-only sessions; migrate and load-csv write. A data dir an older build
+ * left is refused (exit 2) unless `migrating`: only `migrate` changes its schema.
  */
-export async function openDatabase(config: Config, readOnly: boolean, logger?: Logger, options: { migrate?: boolean } = {}): Promise<Database> {
+export async function openDatabase(config: Config, readOnly: boolean, logger?: Logger, options: { migrating?: boolean } = {}): Promise<Database> {
   // Writing commands (migrate, refresh, load-csv) need two sessions: the refresh renders two answers at once.
   if (config.databaseUrl) return openExternal(config, { readOnly, max: readOnly ? config.dbPoolMax : 2, logger });
-  return openEmbedded({
-    migrate: options.migrate,
+  const db = await openEmbedded({
     dataDir: config.dataDir,
     demoData: config.demoData ?? config.dataDir === undefined,
     readOnly,
     connectTimeoutMs: config.dbConnectTimeoutMs,
   });
+  // A new database is made from this build's seed, already migrated.
+  if (options.migrating || db.created) return db;
+  const pending = await pendingMigrations(db.sql).catch((err) => db.close().then(() => Promise.reject(err)));
+  if (pending.length === 0) return db;
+  await db.close();
+  const dir = config.dataDir;
+  throw new ConfigError(`data dir ${dir} was made by an older build (migrations ${pending.join(", ")} not applied): run product-cost-export migrate --data-dir ${dir} first`);
 }

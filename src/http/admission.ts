@@ -8,6 +8,7 @@
 // whole-request deadline (`requestTimeoutMs` from arrival) passes; the read is then closed
 // (a running statement cancelled, the cursor closed, the slot freed) wherever it stands.
 
+import { DEFAULTS } from "../config.ts";
 import { DatabaseDeadlineError } from "../db/errors.ts";
 import type { RowBatches } from "../db/product-costs.ts";
 import { ApiError } from "./errors.ts";
@@ -60,7 +61,8 @@ interface Waiter {
   fail(err: unknown): void;
 }
 
-export const ADMISSION_DEFAULTS = { maxConcurrent: 10, maxQueued: 100, queueTimeoutMs: 10_000, requestTimeoutMs: 120_000 };
+// For an app given none: the settings' defaults (DB_POOL_MAX, REQUEST_QUEUE_MAX, ...).
+export const ADMISSION_DEFAULTS = { maxConcurrent: DEFAULTS.dbPoolMax, maxQueued: DEFAULTS.requestQueueMax, queueTimeoutMs: DEFAULTS.requestQueueTimeoutMs, requestTimeoutMs: DEFAULTS.requestTimeoutMs };
 
 export function createAdmission(options: AdmissionOptions): Admission {
   const retryAfter = options.retryAfterSeconds ?? 1;

@@ -10,6 +10,8 @@ import { loadFixture } from "../support/fixtures.ts";
 import { KEY, testApp } from "../support/app.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
 import { plannedMigrations } from "../../src/db/migrations.ts";
+import { openDatabase } from "../../src/db/open.ts";
+import { loadConfig } from "../support/config.ts";
 
 const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
 const opened: EmbeddedDatabase[] = [];
@@ -86,20 +88,28 @@ describe("embedded database", () => {
     expect([res.status, await res.text()]).toEqual([200, JANUARY_NORMAL]);
   });
 
-  test("a data dir an older build left behind: opened without migrating, it shows the pending step (migrate --dry-run); opened as usual, it is migrated", async () => {
+  test("a data dir an older build left behind is opened as it is; every command but migrate refuses it, naming migrate --data-dir", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pce-datadir-old-"));
     const made = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000 });
     // As a build without 0005 would have left it (0005 makes again what is missing, so dropping it all is a fair "before").
     await made.sql`delete from schema_migrations where version = '0005'`;
     await made.close();
     for (let i = 0; i < 2; i++) {
-      const look = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000, migrate: false });
+      const look = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000 });
       expect(await plannedMigrations(look.sql)).toEqual([{ version: "0005", name: "rollup_v2", action: "run" }]);
       await look.close();
     }
-    const opened = await openEmbedded({ dataDir: dir, demoData: false, readOnly: false, connectTimeoutMs: 5000 });
-    expect(await plannedMigrations(opened.sql)).toEqual([]);
-    await opened.close();
+    // Serving reads (read-only sessions); refresh and load-csv write.
+    for (const command of ["serve", "refresh"]) {
+      const error = await openDatabase(loadConfig(["--data-dir", dir], {}, command), command === "serve").catch((e) => e);
+      expect([command, error]).toEqual([
+        command,
+        new ConfigError(`data dir ${dir} was made by an older build (migrations 0005 not applied): run product-cost-export migrate --data-dir ${dir} first`),
+      ]);
+    }
+    const migrating = await openDatabase(loadConfig(["--data-dir", dir], {}, "migrate"), false, undefined, { migrating: true });
+    expect(await plannedMigrations(migrating.sql)).toEqual([{ version: "0005", name: "rollup_v2", action: "run" }]);
+    await migrating.close();
   });
 
   test("a data dir in use is refused with a clear configuration error", async () => {

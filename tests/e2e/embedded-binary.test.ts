@@ -1,10 +1,11 @@
 // The executable with no database server: embedded demo data in memory, and an operator's
 // own data in a --data-dir loaded with load-csv, migrated, served and restarted.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { openEmbedded } from "../../src/db/embedded/embedded.ts";
 import { cleanEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { writeFixtureCsv } from "../support/csv-fixture.ts";
 import { DAILY, JANUARY_ALL, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
@@ -123,6 +124,16 @@ describe("an operator's data in --data-dir", () => {
     files = writeFixtureCsv(mkdtempSync(join(tmpdir(), "pce-csv-")), PRODUCTS, DAILY);
   });
 
+  test("migrate --dry-run on a data dir not there yet says what migrate would do, and creates nothing", () => {
+    const dry = run(["migrate", "--dry-run", "--data-dir", dataDir]);
+    expect([dry.code, dry.stderr, existsSync(dataDir)]).toEqual([0, "", false]);
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      msg: "migrate would create a new database, at this build's schema; nothing was changed",
+      pending: 0,
+      database: `embedded PostgreSQL (PGlite) in data dir ${dataDir}, not there yet`,
+    });
+  });
+
   test("migrate creates the database and is idempotent", () => {
     const first = run(["migrate", "--data-dir", dataDir]);
     expect(first.code).toBe(0);
@@ -192,6 +203,30 @@ describe("an operator's data in --data-dir", () => {
         expect(await server.stop()).toBe(0);
       }
     }
+  });
+
+  test("a data dir an older build left: serve, refresh and load-csv stop (exit 2) naming migrate; migrate applies the step once", async () => {
+    const old = join(mkdtempSync(join(tmpdir(), "pce-e2e-old-")), "db");
+    expect(run(["migrate", "--data-dir", old]).code).toBe(0);
+    // As a build without 0005 left it (0005 makes again what is missing).
+    const made = await openEmbedded({ dataDir: old, demoData: false, readOnly: false, connectTimeoutMs: 5000 });
+    await made.sql`delete from schema_migrations where version = '0005'`;
+    await made.close();
+    const refusal = `product-cost-export: data dir ${old} was made by an older build (migrations 0005 not applied): run product-cost-export migrate --data-dir ${old} first\n`;
+    for (const args of [["serve", "--port", "0"], ["refresh"], ["load-csv", "products", files.products]]) {
+      expect([args, run([...args, "--data-dir", old], { PRODUCT_COST_API_KEYS: KEY })]).toEqual([args, { code: 2, stdout: "", stderr: refusal }]);
+    }
+    const dry = run(["migrate", "--dry-run", "--data-dir", old]);
+    expect(dry.stdout.trim().split("\n").map((l) => JSON.parse(l).msg)).toEqual(["pending migration", "migrate would apply these steps; nothing was changed"]);
+    const migrated = run(["migrate", "--data-dir", old]);
+    expect(migrated.code).toBe(0);
+    const lines = migrated.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.msg, l.version ?? l.applied])).toEqual([
+      ["migration step done", "0005"],
+      ["migrations applied", ["0005"]],
+      ["refreshed", undefined],
+    ]);
+    expect(run(["load-csv", "products", files.products, "--data-dir", old]).code).toBe(0);
   });
 
   test("a second process on the same data dir stops with exit 2", async () => {

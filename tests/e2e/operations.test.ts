@@ -581,7 +581,7 @@ describe("systemd", () => {
     expect(run(["systemd-unit", "--port", "80"])).toEqual({
       code: 2,
       stdout: "",
-      stderr: "product-cost-export: systemd-unit reads no settings (--port is a setting of serve)\n",
+      stderr: "product-cost-export: --port is a setting of serve, not of systemd-unit (see systemd-unit --help)\n",
     });
     expect(run(["systemd-unit", "--exec-path", "bin/product-cost-export"])).toEqual({
       code: 2,

@@ -2,7 +2,7 @@
 // route template and status, latency, rows served, the pool and database errors; nothing
 // secret in any label; no /metrics at all when disabled.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../support/config.ts";
 import { createPool } from "../../src/db/client.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/metrics/service-metrics.ts";

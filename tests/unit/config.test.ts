@@ -5,8 +5,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readCommandLine } from "../../src/cli/command-line.ts";
 import { commandHelp, commandNamed, COMMANDS, overviewHelp } from "../../src/cli/commands.ts";
-import { ConfigError, readCommandLine, SETTINGS, loadConfig, type Config, type SettingSpec } from "../../src/config.ts";
+import { ConfigError, SETTINGS, settingsOf, type Config, type SettingSpec } from "../../src/config.ts";
+import { loadConfig } from "../support/config.ts";
 
 const work = mkdtempSync(join(tmpdir(), "pce-config-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -97,7 +99,7 @@ describe("where a setting comes from", () => {
       new ConfigError("REFRESH_DATABASE_URL needs DATABASE_URL: the service refreshes the PostgreSQL it reads"),
     );
     expect(() => loadConfig([], { ...base, REFRESH_DATABASE_URL: "mysql://x/y" })).toThrow(/^REFRESH_DATABASE_URL: /);
-    expect(() => loadConfig(["--refresh-database-url", "postgres://o@db/c"], {}, "migrate")).toThrow("--refresh-database-url is a setting of serve, not of migrate");
+    expect(() => loadConfig(["--refresh-database-url", "postgres://o@db/c"], base, "migrate")).toThrow("--refresh-database-url is a setting of serve, not of migrate");
   });
 
   test("DATABASE_URL_FILE holds the DATABASE_URL on one line; the systemd credential database-url is the fallback", () => {
@@ -149,7 +151,7 @@ describe("bad configuration", () => {
     [[], { PORT: "-1" }, 'PORT must be a whole number, got "-1"'],
     [[], { LOG_FORMAT: "xml" }, 'LOG_FORMAT must be one of json, pretty, got "xml"'],
     [["--host"], {}, "flag --host needs a value"],
-    [["serve"], {}, 'unexpected argument "serve"'],
+    [["serve"], {}, 'unexpected argument "serve" (see --help)'],
     [[], { TLS_KEY_FILE: "/k.pem" }, "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
     [[], { DATABASE_URL: "http://db:5432/x" }, "DATABASE_URL: must start with postgres:// or postgresql:// (expected postgres://user:password@host:5432/database)"],
     [["--database-url", "not a url"], {}, "--database-url: must start with postgres:// or postgresql:// (expected postgres://user:password@host:5432/database)"],
@@ -185,12 +187,12 @@ describe("bad configuration", () => {
 
 describe("help", () => {
   test("each command's help lists exactly the settings it reads, with flag, variable and default", () => {
-    for (const command of COMMANDS.filter((c) => c.settings)) {
+    for (const command of COMMANDS) {
       const help = commandHelp(command).split("\n");
       for (const s of SETTINGS) {
         const flag = s.flag ? `--${s.flag}` : "(environment only)";
         const line = help.find((l) => l.trimStart().startsWith(flag + " ") && l.includes(` ${s.env} `));
-        const expected = s.commands.includes(command.settings!) ? `default: ${s.default ?? "unset"}` : undefined;
+        const expected = settingsOf(command.name).includes(s) ? `default: ${s.default ?? "unset"}` : undefined;
         expect([command.name, s.env, line?.trimEnd().match(/default: \S+$/)?.[0]]).toEqual([command.name, s.env, expected]);
       }
     }
@@ -219,32 +221,45 @@ describe("help", () => {
 });
 
 describe("settings belong to commands", () => {
-  test("migrate refuses a setting of serve, and names whose it is", () => {
-    expect(() => readCommandLine(["--port", "80"], {}, "migrate")).toThrow(
-      new ConfigError("--port is a setting of serve, not of migrate (see migrate --help)"),
-    );
+  const database = { DATABASE_URL: "postgres://h/db" };
+  test.each([
+    ["migrate --port 80", "--port is a setting of serve, not of migrate (see migrate --help)"],
+    ["hash-key --log-level debug", "--log-level is a setting of serve, migrate, refresh, load-csv, not of hash-key (see hash-key --help)"],
+  ])("%s: a setting of another command is refused, naming whose it is", (line, message) => {
+    const [command, ...argv] = line.split(" ");
+    expect(() => readCommandLine(argv, database, commandNamed(command!))).toThrow(new ConfigError(message));
   });
 
   test("a variable of another command is ignored, even when it would be invalid there", () => {
-    const config = readCommandLine([], { PORT: "not-a-port", DATABASE_URL: "postgres://h/db" }, "migrate").config;
+    const config = readCommandLine([], { PORT: "not-a-port", ...database }, commandNamed("migrate")).config;
     expect(config.port).toBe(8080);
     expect(config.databaseUrl).toBe("postgres://h/db");
   });
 
-  test("a command's own flags and positional arguments come back apart from its settings", () => {
-    const line = readCommandLine(["products", "--replace=false", "f.csv", "--log-level", "warn"], {}, "load-csv", {
-      own: [{ flag: "replace", kind: "bool" }],
-      maxPositional: 2,
-    });
-    expect([line.positional, [...line.own], line.config.logLevel]).toEqual([["products", "f.csv"], [["replace", "false"]], "warn"]);
+  test("a command that reads no settings reads no variable, not even a database's", () => {
+    const config = readCommandLine([], { PORT: "not-a-port", DATABASE_URL: "mysql://x" }, commandNamed("stage-files")).config;
+    expect([config.port, config.databaseUrl]).toEqual([8080, undefined]);
+  });
+
+  test("a command's own flags (with their defaults) and arguments come back apart from its settings", () => {
+    const line = readCommandLine(["products", "--replace=false", "f.csv", "--log-level", "warn"], database, commandNamed("load-csv"));
+    expect([line.args, [...line.own], line.config.logLevel]).toEqual([["products", "f.csv"], [["replace", "false"]], "warn"]);
+    expect(readCommandLine([], {}, commandNamed("systemd-unit")).own.get("exec-path")).toBe("/usr/local/bin/product-cost-export");
   });
 
   test.each([
-    ["--replace=maybe", '--replace must be true or false, got "maybe"'],
-    ["one two three", 'unexpected argument "three"'],
-  ])("%s is refused: %s", (args, message) => {
-    expect(() => readCommandLine(args.split(" "), {}, "load-csv", { own: [{ flag: "replace", kind: "bool" }], maxPositional: 2 })).toThrow(
-      new ConfigError(message),
+    ["products f.csv --replace=maybe", '--replace must be true or false, got "maybe"'],
+    ["products f.csv three", 'unexpected argument "three" (see load-csv --help)'],
+    ["costs f.csv", 'load-csv loads into one of: products, product_daily_costs (not "costs")'],
+    ["products", "load-csv needs <products|product_daily_costs> <file.csv|-> (see load-csv --help)"],
+  ])("load-csv %s is refused: %s", (args, message) => {
+    expect(() => readCommandLine(args.split(" "), database, commandNamed("load-csv"))).toThrow(new ConfigError(message));
+  });
+
+  test.each(["migrate", "refresh", "load-csv products f.csv"])("%s without DATABASE_URL or --data-dir is refused: the in-memory database would be gone at exit", (line) => {
+    const [command, ...argv] = line.split(" ");
+    expect(() => readCommandLine(argv, {}, commandNamed(command!))).toThrow(
+      new ConfigError(`${command} needs a database to change: set DATABASE_URL or --data-dir`),
     );
   });
 });
@@ -254,7 +269,7 @@ test("serve refuses target_session_attrs=read-write (its sessions are read-only:
   expect(() => loadConfig([], { DATABASE_URL: url })).toThrow(
     new ConfigError("DATABASE_URL: target_session_attrs=read-write never matches the service's read-only sessions; use target_session_attrs=primary to read from the primary"),
   );
-  expect(readCommandLine([], { DATABASE_URL: url }, "migrate").config.databaseUrl).toBe(url);
+  expect(loadConfig([], { DATABASE_URL: url }, "migrate").databaseUrl).toBe(url);
   // However it is written: the parsed value counts, not the text.
   expect(() => loadConfig([], { DATABASE_URL: "postgres://svc@db1/costs?target_session_attrs=read%2Dwrite" })).toThrow(ConfigError);
 });

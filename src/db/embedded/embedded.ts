@@ -6,29 +6,25 @@
 // - it is one session: several client connections are multiplexed onto it, so the pool
 //   has one connection (more would only queue inside the worker);
 // - it ignores startup parameters, so read-only mode and the serving planner settings are
-//   set with SET after migrations (they then hold for every connection: one session);
+//   set with SET once open (they then hold for every connection: one session);
 // - it enforces no statement_timeout and ignores cancel requests: the service's own
 //   deadline answers 503 in time, while the statement finishes in the worker.
 
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ConfigError } from "../../config.ts";
 import { createPool, SERVING_SETTINGS, type Sql } from "../client.ts";
-import { migrate } from "../migrations.ts";
-import { refreshRollup } from "../refresh.ts";
 import type { Database } from "../database.ts";
-import type { Seed, StartMessage, WorkerMessage } from "./protocol.ts";
+import { DATABASE_DIR, type Seed, type StartMessage, type WorkerMessage } from "./protocol.ts";
 
 export interface EmbeddedOptions {
   /** Persistent directory, or undefined for an in-memory database. */
   dataDir: string | undefined;
   /** Start a new database with the demo data (an existing data dir keeps what it has). */
   demoData: boolean;
-  /** Serving: read-only sessions after migrations. `migrate`/`load-csv`: writable. */
+  /** Serving: read-only sessions. `migrate`/`load-csv`: writable. */
   readOnly: boolean;
-  /** Apply missing migrations on open (default); `migrate --dry-run` opens without. */
-  migrate?: boolean;
   connectTimeoutMs: number;
 }
 
@@ -68,6 +64,11 @@ function lockDataDir(dir: string): () => void {
     }
   }
   throw new ConfigError(`cannot lock data dir ${dir}`);
+}
+
+/** Whether `dataDir` holds a database yet (a first start makes it there). */
+export function holdsDatabase(dataDir: string): boolean {
+  return existsSync(join(dataDir, DATABASE_DIR));
 }
 
 function processAlive(pid: number): boolean {
@@ -154,17 +155,16 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDa
     unlock();
   };
 
-  try {
-    // A data dir made by an older build gets the newer migrations (and the refresh that
-    // builds what they need); a seed is already current, and refreshed.
-    if (options.migrate !== false && (await migrate(sql)).length > 0) await refreshRollup(sql);
-    if (options.readOnly) {
+  // A new database starts from a seed of this build: migrated and refreshed. One a data dir
+  // kept from an older build is opened as it is (only `migrate` changes it: db/open.ts).
+  if (options.readOnly) {
+    try {
       await sql`set default_transaction_read_only = on`;
       for (const [name, value] of Object.entries(SERVING_SETTINGS)) await sql`select set_config(${name}, ${value}, false)`;
+    } catch (err) {
+      await close();
+      throw err;
     }
-  } catch (err) {
-    await close();
-    throw err;
   }
 
   const where = dataDir ? `data dir ${dataDir}` : "memory";

@@ -2,6 +2,9 @@
 
 export type Seed = "demo" | "empty";
 
+/** Where in a data dir the database lives (a first start writes `<it>.init`, then renames it). */
+export const DATABASE_DIR = "pgdata";
+
 export interface StartMessage {
   type: "start";
   /** Directory holding the database (persistent), or undefined for in memory. */

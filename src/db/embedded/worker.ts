@@ -17,7 +17,7 @@ import demoSeedPath from "../../../.build/seeds/demo.tar.zst" with { type: "file
 import emptySeedPath from "../../../.build/seeds/empty.tar.zst" with { type: "file" };
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Seed, StartMessage, WorkerMessage } from "./protocol.ts";
+import { DATABASE_DIR, type Seed, type StartMessage, type WorkerMessage } from "./protocol.ts";
 
 declare const self: Worker;
 
@@ -48,9 +48,9 @@ async function start(m: StartMessage): Promise<void> {
     db = await open(undefined, await seedBlob(m.seed), wasm);
     created = true;
   } else {
-    const live = join(m.dataDir, "pgdata");
+    const live = join(m.dataDir, DATABASE_DIR);
     if (!existsSync(live)) {
-      const init = join(m.dataDir, "pgdata.init");
+      const init = `${live}.init`;
       rmSync(init, { recursive: true, force: true }); // left by an interrupted first start
       const fresh = await open(init, await seedBlob(m.seed), wasm);
       await fresh.close();

@@ -1,24 +1,14 @@
-// `product-cost-export load-csv <products|product_daily_costs> <file.csv> [--replace] [settings]`
-// Loads a CSV into the configured database (DATABASE_URL, or the embedded one in --data-dir).
+// `load-csv <products|product_daily_costs> <file.csv|-> [--replace]`: loads a CSV into the
+// configured database (DATABASE_URL, or the embedded one in --data-dir), then refreshes.
 
 import { accessSync, constants, statSync } from "node:fs";
-import { ConfigError, readCommandLine, type Config } from "../config.ts";
+import { ConfigError } from "../config.ts";
 import { openDatabase } from "../db/open.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
-import { megabytes, progressLines } from "../progress.ts";
+import { loadCsv, LoadError } from "../load/load-csv.ts";
 import type { Logger } from "../log.ts";
-import { loadCsv, LoadError, TABLES } from "./load-csv.ts";
-
-export const LOAD_CSV_USAGE = `usage: product-cost-export load-csv <${Object.keys(TABLES).join("|")}> <file.csv|-> [--replace] (see load-csv --help)`;
-
-/** Splits `TABLE FILE [--replace] [settings flags]` and reads the settings load-csv uses. */
-export function parseLoadCsvArgs(args: readonly string[], env: Record<string, string | undefined>) {
-  const line = readCommandLine(args, env, "load-csv", { own: [{ flag: "replace", kind: "bool" }], maxPositional: 2 });
-  const [table, file] = line.positional;
-  if (!table || !file) throw new ConfigError(LOAD_CSV_USAGE);
-  if (!(table in TABLES)) throw new ConfigError(`load-csv: unknown table ${JSON.stringify(table)}; ${LOAD_CSV_USAGE}`);
-  return { table, file, replace: line.own.get("replace") === "true", config: line.config };
-}
+import { megabytes, progressLines } from "../progress.ts";
+import type { CommandLine } from "./command-line.ts";
 
 /**
  * The file's text in pieces (stdin for "-"), strict UTF-8, counting the bytes read. A file
@@ -57,12 +47,9 @@ function openInput(file: string): { pieces: AsyncIterable<string>; size: number 
   return { pieces: pieces(), size, bytesRead: () => bytes };
 }
 
-export async function runLoadCsv(args: readonly string[], env: Record<string, string | undefined>, makeLogger: (c: Config) => Logger): Promise<void> {
-  const { table, file, replace, config } = parseLoadCsvArgs(args, env);
-  if (!config.databaseUrl && !config.dataDir) {
-    throw new ConfigError("load-csv needs a database to keep the rows: set DATABASE_URL or --data-dir");
-  }
-  const logger = makeLogger(config);
+export async function runLoadCsv({ config, own, args }: CommandLine, logger: Logger): Promise<void> {
+  const [table, file] = args as readonly [string, string]; // both required: read as the table's args
+  const replace = own.get("replace") === "true";
   const input = openInput(file);
   const name = file === "-" ? "stdin" : file;
   const db = await openDatabase(config, false);

@@ -1,0 +1,22 @@
+// `refresh [--rebuild]`: folds what writers noted into the rollup (the timer's job, every
+// minute), with progress on stderr and a summary line.
+
+import { openDatabase } from "../db/open.ts";
+import { refreshWithProgress } from "../db/refresh-progress.ts";
+import { refreshProblem } from "../db/refresh.ts";
+import type { Logger } from "../log.ts";
+import type { CommandLine } from "./command-line.ts";
+
+export async function runRefresh({ config, own }: CommandLine, logger: Logger): Promise<void> {
+  const db = await openDatabase(config, false);
+  try {
+    const refreshed = await refreshWithProgress("refresh", db.sql, { rebuild: own.get("rebuild") === "true" });
+    logger.info("refreshed", { ...refreshed, database: db.description });
+  } catch (err) {
+    const found = refreshProblem(err);
+    if (found) throw new Error(`cannot refresh: ${found.cause}; ${found.fix}`);
+    throw err;
+  } finally {
+    await db.close(5);
+  }
+}

@@ -1,0 +1,177 @@
+// `serve`: the service itself. Opens the database, builds the app and its request handler,
+// listens, tells systemd its state, reloads keys on SIGHUP, runs the service's own refresh
+// when configured, and drains requests on SIGTERM/SIGINT before it exits.
+
+import { loadKeyRing, type ApiKeyRing } from "../auth/api-keys.ts";
+import { ConfigError, type Config } from "../config.ts";
+import { startBackgroundRefresh } from "../db/background-refresh.ts";
+import { createDatabaseGuard } from "../db/database-guard.ts";
+import { openDatabase } from "../db/open.ts";
+import { checkReadiness } from "../db/readiness.ts";
+import { readRollupLag } from "../db/rollup-lag.ts";
+import { createAdmission } from "../http/admission.ts";
+import { createApp } from "../http/app.ts";
+import { clientAddress } from "../http/client-address.ts";
+import { createHandler } from "../http/handler.ts";
+import { createBufferBudget } from "../http/read-ahead.ts";
+import { createRateLimiter } from "../http/rate-limit.ts";
+import { listen } from "../http/server.ts";
+import { errorFields, type Logger } from "../log.ts";
+import { createServiceMetrics } from "../metrics/service-metrics.ts";
+import { logKeyWarnings, reloadOnSighup, tlsDigest } from "../reload.ts";
+import { systemdNotifier, type Notifier } from "../systemd-notify.ts";
+import { COMMIT, VERSION } from "../version.ts";
+import type { CommandLine } from "./command-line.ts";
+
+const READINESS_TIMEOUT_MS = 2000;
+
+/** Tells systemd the service's state (Type=notify); a failure is logged, never fatal. */
+function stateTeller(logger: Logger): (state: string) => void {
+  let notifier: Notifier;
+  try {
+    notifier = systemdNotifier();
+  } catch (err) {
+    logger.error("cannot tell systemd the service's state: systemd will time the start out", errorFields(err));
+    return () => {};
+  }
+  return (state) => {
+    try {
+      notifier.notify(state);
+    } catch (err) {
+      logger.error("cannot tell systemd the service's state", { state: state.split("\n")[0], ...errorFields(err) });
+    }
+  };
+}
+
+export async function serve({ config }: CommandLine, logger: Logger): Promise<void> {
+  checkServeDatabase(config, Boolean((process.env.INVOCATION_ID || process.env.NOTIFY_SOCKET) && !process.stdin.isTTY));
+  const tell = stateTeller(logger);
+  let keys: ApiKeyRing = loadKeyRing(config);
+  const db = await openDatabase(config, true, logger);
+  const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
+  const guard = createDatabaseGuard(logger);
+  const readiness = () => checkReadiness(db.readinessSql, READINESS_TIMEOUT_MS, guard);
+  const app = createApp({
+    keys: () => keys,
+    sql: db.sql,
+    logger,
+    maxRangeDays: config.maxRangeDays,
+    firstBatchTimeoutMs: config.statementTimeoutMs + 1000,
+    readiness,
+    rollupLag: () => readRollupLag(db.readinessSql, READINESS_TIMEOUT_MS),
+    guard,
+    demoData: db.servesDemoData,
+    docsEnabled: config.docsEnabled,
+    build: { version: VERSION, commit: COMMIT },
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    admission: createAdmission({
+      maxConcurrent: db.sql.options.max, // a read holds a connection while its body streams
+      maxQueued: config.requestQueueMax,
+      queueTimeoutMs: config.requestQueueTimeoutMs,
+      requestTimeoutMs: config.requestTimeoutMs,
+    }),
+    ...(config.rateLimitPerMinute > 0 ? { rateLimiter: createRateLimiter(config.rateLimitPerMinute) } : {}),
+    metrics,
+  });
+  // From here on nothing stops the process but a signal: a failure that escaped a request's
+  // own handling is logged with its cause and counted, and the service keeps serving.
+  const survive = (kind: string) => (err: unknown) => {
+    logger.error(`${kind}, the service keeps running`, errorFields(err));
+    metrics?.unhandledError();
+  };
+  process.removeAllListeners("uncaughtException").on("uncaughtException", survive("uncaught exception"));
+  process.removeAllListeners("unhandledRejection").on("unhandledRejection", survive("unhandled rejection"));
+  const tlsServed = tlsDigest(config);
+  // Every answer of a demo says so, so that made-up costs are never mistaken for real ones.
+  const headers = db.servesDemoData ? { "x-demo-data": "true" } : undefined;
+  const server = listen(
+    config,
+    createHandler(app, logger, {
+      observe: metrics?.observer(app.routes),
+      headers,
+      readAhead: createBufferBudget(config.responseBufferMb * 2 ** 20),
+      requestTimeoutMs: config.requestTimeoutMs,
+      clientAddress: clientAddress(config.trustedProxies),
+    }),
+  );
+  // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
+  process.on("SIGHUP", () => {
+    // RELOADING with the monotonic time of its start (systemd 253 asks for it), READY when done.
+    tell(`RELOADING=1\nMONOTONIC_USEC=${process.hrtime.bigint() / 1000n}`);
+    reloadOnSighup({ config, logger, tlsServed, keys: () => keys, setKeys: (next) => (keys = next) });
+    tell("READY=1");
+  });
+  const backgroundRefresh = config.refreshDatabaseUrl
+    ? startBackgroundRefresh({ url: config.refreshDatabaseUrl, intervalMs: config.refreshIntervalS * 1000, connectTimeoutMs: config.dbConnectTimeoutMs, logger })
+    : undefined;
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    tell("STOPPING=1");
+    logger.info("shutting down", { signal, in_flight: server.pendingRequests });
+    const drained = server.stop(false).then(() => true);
+    const timedOut = Bun.sleep(config.shutdownTimeoutMs).then(() => false);
+    if (!(await Promise.race([drained, timedOut]))) {
+      logger.warn("shutdown timeout reached, closing the remaining connections", { in_flight: server.pendingRequests });
+      await server.stop(true);
+    }
+    // A refresh in progress commits or rolls back first (its work is not lost either way).
+    await backgroundRefresh?.stop();
+    // Every request has ended (or was cut): what may still wait on the pool is a readiness
+    // check or a connection attempt to a database that is down. Nothing to wait for.
+    await db.close(0).catch(() => {});
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+
+  logger.info("listening", {
+    version: VERSION,
+    commit: COMMIT,
+    url: server.url.toString(),
+    database: db.description,
+    api_keys: keys.size,
+    refresh: backgroundRefresh ? `by the service, every ${config.refreshIntervalS} s` : "by the refresh timer (or by hand)",
+    // Time since the process started; for the embedded database, where its start went.
+    startup_ms: Math.round(performance.now()),
+    ...(db.startTimings ? { database_start_ms: db.startTimings } : {}),
+  });
+  // Answering requests now: `systemctl start` returns, units ordered after this one start.
+  tell(`READY=1\nSTATUS=listening on ${server.url}`);
+  if (db.servesDemoData) {
+    logger.warn("serving embedded demo data", {
+      where: "in memory, gone at exit",
+      hint: "set DATABASE_URL to serve your PostgreSQL, or --data-dir with load-csv to keep your own data",
+    });
+  }
+  logKeyWarnings(logger, keys);
+  // One line on whether requests will be answered; it keeps serving (and retrying) either way.
+  // (Not once shutting down: closing the pool would fail the check for no reason of the database's.)
+  const ready = await readiness();
+  if (stopping) return;
+  if (ready.ready) logger.info("database ready", { database: db.description });
+  else logger.error("database not ready", { problem: ready.problem.code, cause: ready.problem.cause, fix: ready.problem.fix });
+}
+
+/**
+ * Which database `serve` reads when none is configured, failing closed: the embedded demo
+ * data (made-up costs) only when asked for (DEMO_DATA=true) or when a person runs the
+ * executable by hand. Under systemd, or with DEMO_DATA=false, a missing DATABASE_URL is a
+ * configuration error: a credential that did not load must not turn into a service that
+ * answers 200 with demo costs. `underSystemd`: INVOCATION_ID or NOTIFY_SOCKET is set and
+ * stdin is not a terminal (a shell inside a desktop's systemd session is still "by hand").
+ */
+function checkServeDatabase(config: Config, underSystemd: boolean): void {
+  if (config.databaseUrl || config.dataDir || config.demoData === true) return;
+  if (config.demoData === false) {
+    throw new ConfigError("DEMO_DATA=false and no database: set DATABASE_URL (your PostgreSQL) or DATA_DIR (the embedded database, kept on disk)");
+  }
+  if (underSystemd) {
+    throw new ConfigError(
+      "no database configured: set DATABASE_URL (your PostgreSQL), or DATA_DIR for the embedded database; DEMO_DATA=true serves made-up demo costs on purpose",
+    );
+  }
+}
