@@ -51,3 +51,9 @@ select
   case when hs % 100 < 3 then null when hs % 100 < 5 then 0 else round(1 + (hs % 2900) / 100.0, 2) end,
   case when hw % 100 < 3 then null when hw % 100 < 5 then 0 else round(0.1 + (hw % 490000) / 100000.0, 6) end
 from draws;
+
+-- The mark that this database holds the demo: a data dir started once with --demo-data serves
+-- made-up costs at every later start too, and every answer keeps saying so (X-Demo-Data).
+create table if not exists product_cost_export_demo_data (loaded_on date not null);
+truncate product_cost_export_demo_data;
+insert into product_cost_export_demo_data values (current_date);

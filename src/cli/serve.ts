@@ -143,8 +143,10 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   tell(`READY=1\nSTATUS=listening on ${server.url}`);
   if (db.servesDemoData) {
     logger.warn("serving embedded demo data", {
-      where: "in memory, gone at exit",
-      hint: "set DATABASE_URL to serve your PostgreSQL, or --data-dir with load-csv to keep your own data",
+      where: config.dataDir ? `in data dir ${config.dataDir}: kept across restarts, with or without --demo-data` : "in memory, gone at exit",
+      hint: config.dataDir
+        ? "the demo stays in this data dir: keep your own data in a new one made without --demo-data (load-csv), or set DATABASE_URL"
+        : "set DATABASE_URL to serve your PostgreSQL, or --data-dir with load-csv to keep your own data",
     });
   }
   logKeyWarnings(logger, keys);

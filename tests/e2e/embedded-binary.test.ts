@@ -229,6 +229,28 @@ describe("an operator's data in --data-dir", () => {
     expect(run(["load-csv", "products", files.products, "--data-dir", old]).code).toBe(0);
   });
 
+  test("a data dir started once with --demo-data keeps saying it serves made-up costs after a restart without it", async () => {
+    const demoDir = join(mkdtempSync(join(tmpdir(), "pce-demo-dir-")), "data");
+    for (const args of [["--demo-data"], []]) {
+      const server = await startBinary(bin.path, { PRODUCT_COST_API_KEYS: KEY, DATA_DIR: demoDir }, args, bin.dir);
+      try {
+        expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({
+          database: `embedded PostgreSQL (PGlite) in data dir ${demoDir}, ${args.length ? "new database with demo data" : "existing database with demo data"}`,
+        });
+        expect(await server.waitForLine((l) => l.msg === "serving embedded demo data")).toMatchObject({
+          level: "warn",
+          where: `in data dir ${demoDir}: kept across restarts, with or without --demo-data`,
+        });
+        const res = await get(server, "month_from=2000-01-01&month_to=2099-12-31");
+        expect([res.status, res.headers.get("x-demo-data")]).toEqual([200, "true"]);
+        const ready = await fetch(`${server.url}/readyz`);
+        expect(await ready.text()).toBe('{"detail":"READY","data":"demo"}');
+      } finally {
+        expect(await server.stop()).toBe(0);
+      }
+    }
+  });
+
   test("a second process on the same data dir stops with exit 2", async () => {
     const server = await startBinary(bin.path, { PRODUCT_COST_API_KEYS: KEY, DATA_DIR: dataDir }, [], bin.dir);
     try {

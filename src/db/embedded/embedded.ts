@@ -157,23 +157,28 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedDa
 
   // A new database starts from a seed of this build: migrated and refreshed. One a data dir
   // kept from an older build is opened as it is (only `migrate` changes it: db/open.ts).
-  if (options.readOnly) {
-    try {
+  let demo: boolean;
+  try {
+    if (options.readOnly) {
       await sql`set default_transaction_read_only = on`;
       for (const [name, value] of Object.entries(SERVING_SETTINGS)) await sql`select set_config(${name}, ${value}, false)`;
-    } catch (err) {
-      await close();
-      throw err;
     }
+    // The demo's own mark (sql/demo/demo_data.sql): a data dir made with --demo-data keeps
+    // serving made-up costs after a restart without it, and must keep saying so.
+    const [mark] = await sql<{ demo: boolean }[]>`select to_regclass('product_cost_export_demo_data') is not null as demo`;
+    demo = mark!.demo;
+  } catch (err) {
+    await close();
+    throw err;
   }
 
   const where = dataDir ? `data dir ${dataDir}` : "memory";
-  const what = ready.created ? (options.demoData ? "new database with demo data" : "new empty database") : "existing database";
+  const what = ready.created ? (demo ? "new database with demo data" : "new empty database") : demo ? "existing database with demo data" : "existing database";
   return {
     sql,
     readinessSql: sql, // one session, whatever the pool
     description: `embedded PostgreSQL (PGlite) in ${where}, ${what}`,
-    servesDemoData: ready.created && options.demoData,
+    servesDemoData: demo,
     close,
     created: ready.created,
     startTimings: { ...ready.timings, total_ms: Math.round(performance.now() - startedAt) },
