@@ -142,13 +142,17 @@ export function createApp(deps: AppDeps) {
         const r = await deps.readiness();
         // The log line of a 503 carries the cause and the fix, as the body does.
         if (!r.ready) contextOf(request).error = new DatabaseProblemError(r.problem);
-        // With no key at all every API request answers 503: ready, and saying why it is of no use yet.
-        const noKeys = deps.keys().size === 0 ? { api_keys: 0, warning: "no API key configured: every API request answers 503 EXTERNAL_API_NOT_CONFIGURED" } : {};
+        // With no key at all every API request answers 503: not ready, or a balancer would
+        // keep sending it traffic it can only refuse. (A database problem is named first.)
+        if (r.ready && deps.keys().size === 0) {
+          contextOf(request).error = NOT_CONFIGURED();
+          return jsonResponse(503, compactJson({ detail: NOT_CONFIGURED().detail, cause: "no API key configured: every API request answers 503", fix: NO_KEYS_FIX }));
+        }
         if (r.ready) {
           // Answers are exact whatever the rollup's lag: still ready, but a large lag is named.
           const lag = deps.rollupLag ? await deps.rollupLag() : undefined;
           const rollup = lag && lagIsLarge(lag) ? { rollup: rollupLagBody(lag) } : {};
-          return jsonResponse(200, compactJson({ detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...noKeys, ...rollup }));
+          return jsonResponse(200, compactJson({ detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...rollup }));
         }
         return jsonResponse(503, compactJson({ detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix }));
       },
@@ -156,6 +160,8 @@ export function createApp(deps: AppDeps) {
     )
     .use(productCosts);
 }
+
+const NO_KEYS_FIX = "add a key to the key file (product-cost-export generate-key) and reload, or set PRODUCT_COST_API_KEYS (README: API keys)";
 
 /** What /readyz says of a large rollup lag. */
 function rollupLagBody(lag: RollupLag) {

@@ -756,7 +756,7 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
       }
     });
 
-    test("/readyz answers 503 MIGRATIONS_PENDING on an empty database, and READY once `migrate` has run", async () => {
+    test("/readyz answers 503 MIGRATIONS_PENDING on an empty database, and once `migrate` has run, with no key configured, 503 EXTERNAL_API_NOT_CONFIGURED", async () => {
       const name = `pce_ops_empty_${process.pid}`;
       const serverSql = (await import("postgres")).default(SERVER_URL, { max: 1, onnotice: () => {} });
       await serverSql.unsafe(`drop database if exists ${name}`);
@@ -776,11 +776,12 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
         ]);
         expect(run(["migrate"], { DATABASE_URL: url.toString() }).code).toBe(0);
         const after = await get(server, "/readyz");
-        // No key configured in this test: ready, and /readyz says what that means.
+        // No key configured in this test: not ready, and /readyz says why and what to do.
         expect([after.status, await after.text()]).toEqual([
-          200,
-          '{"detail":"READY","api_keys":0,"warning":"no API key configured: every API request answers 503 EXTERNAL_API_NOT_CONFIGURED"}',
+          503,
+          '{"detail":"EXTERNAL_API_NOT_CONFIGURED","cause":"no API key configured: every API request answers 503","fix":"add a key to the key file (product-cost-export generate-key) and reload, or set PRODUCT_COST_API_KEYS (README: API keys)"}',
         ]);
+        expect(await server.waitForLine((l) => l.msg === "request" && l.path === "/readyz" && l.error === "EXTERNAL_API_NOT_CONFIGURED")).toMatchObject({ status: 503, level: "error" });
       } finally {
         expect(await server.stop()).toBe(0);
         await serverSql.unsafe(`drop database if exists ${name} with (force)`);
