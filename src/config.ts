@@ -38,7 +38,7 @@ export interface SettingSpec {
 // One table drives parsing, the Config type, --help and the README's configuration section.
 export const SETTINGS = [
   { key: "databaseUrl", commands: DATABASE_COMMANDS, env: "DATABASE_URL", flag: "database-url", kind: "string", default: undefined,
-    help: "PostgreSQL to read (postgres://user:pass@host:5432/db). Unset: the embedded PostgreSQL." },
+    help: "PostgreSQL to read (postgres://user:pass@host:5432/db; percent-encode % / ? # in the password). Wins over the database-url credential. Unset: the embedded PostgreSQL (in DATA_DIR; serve alone may run it in memory)." },
   { key: "databaseUrlFile", commands: DATABASE_COMMANDS, env: "DATABASE_URL_FILE", flag: "database-url-file", kind: "string", default: undefined,
     help: "File holding the DATABASE_URL (one line), so the password need not be in the environment. Under systemd, LoadCredential=database-url:<file> does the same." },
   { key: "dataDir", commands: DATABASE_COMMANDS, env: "DATA_DIR", flag: "data-dir", kind: "string", default: undefined,

@@ -91,3 +91,13 @@ describe("maskDatabaseUrl hides every password", () => {
     expect(maskDatabaseUrl(url)).toBe(masked);
   });
 });
+
+describe("a password with special characters, as the README says", () => {
+  test("percent-encoded %, /, ? and # arrive as themselves", () => {
+    expect(parseDatabaseUrl("postgres://u:a%25b%2Fc%3Fd%23e@h/db").password).toBe("a%b/c?d#e");
+  });
+  test("unencoded, / and ? break the URL: exit 2 with the reason, never a wrong password", () => {
+    expect(() => parseDatabaseUrl("postgres://u:a/b@h/db")).toThrow(DatabaseUrlError);
+    expect(() => parseDatabaseUrl("postgres://u:a?b@h/db")).toThrow(DatabaseUrlError);
+  });
+});
