@@ -22,7 +22,7 @@ describeBackends("load-csv on $name", (backend) => {
     ] as never);
   });
 
-  test("daily costs keep exact decimals and nulls, and a second load upserts by key", async () => {
+  test("daily costs keep exact decimals and nulls; a second load upserts by key, keeping the columns it does not name (docs/embedded-database.md)", async () => {
     await loadCsv(db.admin, "product_daily_costs", "product_id,cost_date,purchase_cost_usd,warehouse_fees_usd\n1,2024-01-01,99999999999999.999999,\n1,2024-01-02,0,0.000001\n", { replace: false });
     expect(await loadCsv(db.admin, "product_daily_costs", "product_id,cost_date,purchase_cost_usd\n1,2024-01-02,5.5\n1,2024-01-03,1\n", { replace: false })).toEqual({
       rows: 2,
