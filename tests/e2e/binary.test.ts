@@ -44,6 +44,8 @@ describe("the executable's commands", () => {
     }
     const migrate = run(["migrate", "--help"]);
     expect(run(["help", "migrate"]).stdout).toBe(migrate.stdout);
+    expect(run(["migrate", "-h"]).stdout).toBe(migrate.stdout);
+    expect(run(["generate-key", "-h"]).stdout).toBe(run(["generate-key", "--help"]).stdout);
     expect(migrate.code).toBe(0);
     expect(migrate.stdout).toStartWith("Usage: product-cost-export migrate [flags]\n");
     expect(migrate.stdout).toContain("--dry-run");
@@ -61,6 +63,8 @@ describe("the executable's commands", () => {
     [["print-sql"], {}, "product-cost-export: print-sql needs <read-only-role> (see print-sql --help)\n"],
     [["version", "--verbose"], {}, "product-cost-export: unknown flag --verbose (see version --help)\n"],
     [["generate-key", "--label", "two\nlines"], {}, 'product-cost-export: generate-key: --label must be 1 to 64 printable characters on one line, got "two\\nlines"\n'],
+    // The key file's loader keeps 64 characters of a label: a longer one is refused, not cut.
+    [["generate-key", "--label", "x".repeat(65)], {}, `product-cost-export: generate-key: --label must be 1 to 64 printable characters on one line, got "${"x".repeat(65)}"\n`],
     [["hash-key", "a key with spaces"], {}, "product-cost-export: hash-key: an API key is visible ASCII characters only (no spaces, no other alphabets)\n"],
   ] as const)("usage error %p: one line, exit 2", (args, env, message) => {
     const r = run([...args], env as Record<string, string>);

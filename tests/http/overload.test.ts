@@ -147,5 +147,14 @@ describeWithPostgres("overload", () => {
       for (let i = 0; i < 60; i++) limiter.take("k");
       expect(() => limiter.take("k")).toThrow(expect.objectContaining({ status: 429 }));
     });
+
+    test("a key idle for an hour may burst its limit once, never an hour's worth", () => {
+      let now = 0;
+      const limiter = createRateLimiter(60, () => now);
+      limiter.take("k");
+      now += 3_600_000;
+      for (let i = 0; i < 60; i++) limiter.take("k");
+      expect(() => limiter.take("k")).toThrow(expect.objectContaining({ status: 429 }));
+    });
   });
 });
