@@ -168,5 +168,25 @@ describe("peers that break the protocol", () => {
       silent.stop(true);
     }
   }, 60_000);
+
+  test("migrate and refresh against a peer that never speaks: exit 1 within DB_CONNECT_TIMEOUT_MS, never a hang", async () => {
+    // Nothing else bounds these commands (no request deadline, no guard): only the connect timeout.
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const { path } = isolatedBinary();
+    try {
+      for (const command of ["migrate", "refresh"]) {
+        const started = performance.now();
+        const r = Bun.spawnSync([path, command], {
+          env: { PATH: "/usr/bin:/bin", DATABASE_URL: `postgres://postgres@127.0.0.1:${silent.port}/pce`, DB_CONNECT_TIMEOUT_MS: "500" },
+          stdout: "pipe",
+          stderr: "pipe",
+          timeout: 20_000,
+        });
+        expect({ command, code: r.exitCode, fast: performance.now() - started < 5000 }).toEqual({ command, code: 1, fast: true });
+      }
+    } finally {
+      silent.stop(true);
+    }
+  }, 60_000);
 });
 });
