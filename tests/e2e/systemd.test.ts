@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
-import { BINARY } from "../support/binary.ts";
+import { builtBinary } from "../support/binary.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { unusedPort } from "../support/ports.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
@@ -70,7 +70,9 @@ if (skipped) {
       throw new Error(`timed out waiting for ${what}`);
     };
 
+    let BINARY: string;
     beforeAll(async () => {
+      BINARY = builtBinary();
       // The packages, as `bash build.sh deb` makes them, of the executable the suite tests.
       for (const version of [VERSION, UPGRADE]) {
         const r = Bun.spawnSync(["bash", ".ci/package-deb.sh", BINARY, "amd64", version, work, BINARY], {

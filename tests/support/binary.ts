@@ -1,7 +1,7 @@
 // Runs the compiled executable as a black box: copied alone into an empty temp dir (so it
 // can rely on nothing beside it), started with a clean environment, read through its logs.
 
-import { copyFileSync, existsSync, mkdtempSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe } from "bun:test";
@@ -10,9 +10,34 @@ import { POSTGRES } from "./postgres.ts";
 
 export const BINARY = resolve(import.meta.dir, "../../dist/product-cost-export");
 
+const ROOT = resolve(import.meta.dir, "../..");
+
+/** The newest source the executable is built from (src/, sql/, package.json, bun.lock, build.sh), and its time. */
+export function newestSource(): { file: string; mtimeMs: number } {
+  let newest = { file: "", mtimeMs: 0 };
+  const visit = (path: string) => {
+    const stat = statSync(path);
+    if (stat.isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry));
+    else if (stat.mtimeMs > newest.mtimeMs) newest = { file: path.slice(ROOT.length + 1), mtimeMs: stat.mtimeMs };
+  };
+  for (const path of ["src", "sql", "package.json", "bun.lock", "build.sh"]) visit(join(ROOT, path));
+  return newest;
+}
+
+/**
+ * The executable the e2e tests run, checked: present, and built after every source changed
+ * (a stale dist/ would test yesterday's code and pass or fail for the wrong reason).
+ */
+export function builtBinary(): string {
+  if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`bash build.sh\` first`);
+  const newest = newestSource();
+  if (statSync(BINARY).mtimeMs < newest.mtimeMs) throw new Error(`${BINARY} is older than ${newest.file}: run \`bash build.sh\` (or \`bash build.sh test\`)`);
+  return BINARY;
+}
+
 /** A fresh empty directory holding only a copy of the executable. */
 export function isolatedBinary(): { dir: string; path: string } {
-  if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`bash build.sh\` first`);
+  builtBinary();
   const dir = mkdtempSync(join(tmpdir(), "pce-bin-"));
   const path = join(dir, "product-cost-export");
   copyFileSync(BINARY, path);
