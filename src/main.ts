@@ -9,6 +9,7 @@ import { stageFiles } from "./cli/stage-files.ts";
 import { checkMigrateDatabase, checkServeDatabase, ConfigError, parseArgs, readCommandLine, SETTINGS, type Config } from "./config.ts";
 import { createDatabaseGuard } from "./db/database-guard.ts";
 import { migrate, plannedMigrations } from "./db/migrations.ts";
+import { identifyPeer } from "./db/not-postgresql.ts";
 import { openDatabase } from "./db/open.ts";
 import { databaseProblem } from "./db/problems.ts";
 import { checkReadiness } from "./db/readiness.ts";
@@ -202,7 +203,7 @@ async function runMigrate(config: Config, logger: Logger, options: { dryRun: boo
     logger.info("refreshed", { ...refreshed });
   } catch (err) {
     // A database that cannot be migrated at all: its cause and the fix, in one line.
-    const found = databaseProblem(err);
+    const found = databaseProblem(await identifyPeer(err));
     if (found) throw new Error(`cannot migrate: ${found.cause}; ${found.fix}`);
     throw err;
   } finally {
@@ -216,7 +217,7 @@ async function runRefresh(config: Config, rebuild: boolean, logger: Logger): Pro
     const refreshed = await refreshWithProgress("refresh", db.sql, { rebuild });
     logger.info("refreshed", { ...refreshed, database: db.description });
   } catch (err) {
-    const found = refreshProblem(err);
+    const found = refreshProblem(await identifyPeer(err));
     if (found) throw new Error(`cannot refresh: ${found.cause}; ${found.fix}`);
     throw err;
   } finally {

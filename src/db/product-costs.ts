@@ -11,6 +11,7 @@ import renderedQuery from "../../sql/queries/product_costs_rendered.sql" with { 
 import { calendarPeriodOf } from "./calendar-period.ts";
 import type { Sql } from "./client.ts";
 import { DatabaseDeadlineError, isStaleConnection, isStrayCancel } from "./errors.ts";
+import { identifyPeer } from "./not-postgresql.ts";
 
 /** One row as the database returns it: ids and amounts are exact decimal text, never floats. */
 /**
@@ -244,7 +245,9 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
 async function open<T>(sql: Sql, statement: Statement, options: ReadOptions): Promise<RowBatches<T>> {
   try {
     return await openOnce<T>(sql, statement, options);
-  } catch (err) {
+  } catch (failure) {
+    // A server that is not PostgreSQL is told apart first: a retry would only ask it again.
+    const err = await identifyPeer(failure);
     // A connection that died while idle (database restarted) fails its next query once;
     // the read is idempotent, so one retry on a fresh connection hides that.
     // A stray cancel (one sent for an earlier query on this connection) is retried the same way.
