@@ -22,27 +22,17 @@ const speaksPostgres = (answer: Uint8Array) => answer.length === 1 && (answer[0]
 /** The peer's first answer to an SSLRequest (empty: it closed), or undefined when it could not be asked or said nothing in time. */
 async function firstAnswer(hostname: string, port: number): Promise<Uint8Array | undefined> {
   const { promise, resolve } = Promise.withResolvers<Uint8Array | undefined>();
-  const timer = setTimeout(() => resolve(undefined), ASK_TIMEOUT_MS);
-  try {
-    const socket = await Bun.connect({
-      hostname,
-      port,
-      socket: {
-        open: (s) => void s.write(SSL_REQUEST),
-        data: (_, data) => resolve(data),
-        close: () => resolve(new Uint8Array()),
-        error: () => resolve(undefined),
-        connectError: () => resolve(undefined),
-      },
-    });
-    const answer = await promise;
-    socket.end();
-    return answer;
-  } catch {
-    return undefined;
-  } finally {
-    clearTimeout(timer);
-  }
+  const timer = setTimeout(resolve, ASK_TIMEOUT_MS); // a silent peer, or a host that drops the connect itself
+  const connecting = Bun.connect({
+    hostname,
+    port,
+    socket: { open: (s) => void s.write(SSL_REQUEST), data: (_, data) => resolve(data), close: () => resolve(new Uint8Array()), error: () => resolve(undefined) },
+  });
+  connecting.catch(() => resolve(undefined));
+  const answer = await promise;
+  clearTimeout(timer);
+  connecting.then((socket) => socket.end(), () => {});
+  return answer;
 }
 
 /**
