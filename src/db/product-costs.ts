@@ -115,7 +115,10 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
   const delivered: T[][] = []; // batches not taken yet
   let resume: ((next?: unknown) => void) | undefined; // set while the portal waits for us
   let outcome: { failure?: unknown } | undefined; // set once the statement completed or failed
-  let complete = false; // a batch shorter than asked came: PostgreSQL sends one only as the last
+  // A batch shorter than asked came: the statement completed (PostgreSQL sends fewer rows only
+  // with its completion, and postgres.js hands batches on as sent: postgres-js-surface.test.ts).
+  // Its answer is whole even if the connection dies before the server says it is ready again.
+  let complete = false;
   let finished = false;
   let stopped: unknown; // why the read was closed early; rest() throws it
   let arrived = () => {};
@@ -139,13 +142,13 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
 
   /** The next batch, or undefined at the statement's end; throws its failure. */
   const fetchBatch = async (): Promise<T[] | undefined> => {
-    while (!delivered.length && !outcome) {
+    while (!delivered.length && !complete && !outcome) {
       const next = arrival;
       resume?.(); // ask for the next batch
       resume = undefined;
       await next;
     }
-    if (delivered.length) return delivered.shift();
+    if (delivered.length || complete) return delivered.shift();
     if ("failure" in outcome!) throw outcome.failure;
     return undefined;
   };
