@@ -17,8 +17,6 @@ export class NotPostgresqlError extends Error {
   }
 }
 
-const speaksPostgres = (answer: Uint8Array) => answer.length === 1 && (answer[0] === 0x53 || answer[0] === 0x4e); // S, N
-
 /** The peer's first answer to an SSLRequest (empty: it closed), or undefined when it could not be asked or said nothing in time. */
 async function firstAnswer(hostname: string, port: number): Promise<Uint8Array | undefined> {
   const { promise, resolve } = Promise.withResolvers<Uint8Array | undefined>();
@@ -43,5 +41,6 @@ export async function identifyPeer(err: unknown): Promise<unknown> {
   const { code, address, port } = (err ?? {}) as { code?: unknown; address?: unknown; port?: unknown };
   if (typeof code !== "string" || !STARTUP_FAILURES.has(code) || typeof address !== "string" || typeof port !== "number") return err;
   const answer = await firstAnswer(address, port);
-  return answer && !speaksPostgres(answer) ? new NotPostgresqlError(`${address}:${port}`, answer) : err;
+  const postgresql = answer?.length === 1 && (answer[0] === 0x53 || answer[0] === 0x4e); // S or N
+  return answer && !postgresql ? new NotPostgresqlError(`${address}:${port}`, answer) : err;
 }
