@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { holdsDatabase } from "../db/embedded/embedded.ts";
 import { indexBuildProgress, migrate, plannedMigrations } from "../db/migrations.ts";
 import { openDatabase } from "../db/open.ts";
+import { identifyPeer } from "../db/not-postgresql.ts";
 import { databaseProblem } from "../db/problems.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
 import type { Logger } from "../log.ts";
@@ -45,7 +46,7 @@ export async function runMigrate({ config, own }: CommandLine, logger: Logger): 
     logger.info("refreshed", { ...refreshed });
   } catch (err) {
     // A database that cannot be migrated at all: its cause and the fix, in one line.
-    const found = databaseProblem(err);
+    const found = databaseProblem(await identifyPeer(err));
     if (found) throw new Error(`cannot migrate: ${found.cause}; ${found.fix}`);
     throw err;
   } finally {

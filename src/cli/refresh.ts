@@ -1,6 +1,7 @@
 // `refresh [--rebuild]`: folds what writers noted into the rollup (the timer's job, every
 // minute), with progress on stderr and a summary line.
 
+import { identifyPeer } from "../db/not-postgresql.ts";
 import { openDatabase } from "../db/open.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
 import { refreshProblem } from "../db/refresh.ts";
@@ -13,7 +14,7 @@ export async function runRefresh({ config, own }: CommandLine, logger: Logger): 
     const refreshed = await refreshWithProgress("refresh", db.sql, { rebuild: own.get("rebuild") === "true" });
     logger.info("refreshed", { ...refreshed, database: db.description });
   } catch (err) {
-    const found = refreshProblem(err);
+    const found = refreshProblem(await identifyPeer(err));
     if (found) throw new Error(`cannot refresh: ${found.cause}; ${found.fix}`);
     throw err;
   } finally {

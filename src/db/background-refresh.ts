@@ -7,6 +7,7 @@
 
 import type { Logger } from "../log.ts";
 import { createPool, type Sql } from "./client.ts";
+import { identifyPeer } from "./not-postgresql.ts";
 import { refreshProblem, refreshRollup } from "./refresh.ts";
 
 export interface BackgroundRefreshOptions {
@@ -50,7 +51,7 @@ export function startBackgroundRefresh(options: BackgroundRefreshOptions): Backg
       else logger.info("refreshed", { ...report, by: "service" });
     } catch (err) {
       if (stopped) return; // closed under it on shutdown: rolled back, nothing to report
-      const found = refreshProblem(err);
+      const found = refreshProblem(await identifyPeer(err));
       logger.warn("background refresh failed", {
         ...(found ? { problem: found.code, cause: found.cause, fix: found.fix } : { error: err instanceof Error ? err.message : String(err) }),
         retry_in_ms: options.intervalMs,

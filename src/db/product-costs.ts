@@ -11,8 +11,8 @@ import renderedQuery from "../../sql/queries/product_costs_rendered.sql" with { 
 import { calendarPeriodOf } from "./calendar-period.ts";
 import type { Sql } from "./client.ts";
 import { DatabaseDeadlineError, isStaleConnection, isStrayCancel } from "./errors.ts";
+import { identifyPeer } from "./not-postgresql.ts";
 
-/** One row as the database returns it: ids and amounts are exact decimal text, never floats. */
 /**
  * One row of the answer as PostgreSQL sends it: each column's text in UTF-8, undecoded
  * (null for SQL NULL), in the order of PRODUCT_COST_COLUMNS. The encoders write these bytes
@@ -67,38 +67,29 @@ export interface ReadOptions {
   rendered?: boolean;
   /** Deadline for the first batch; past it the query is cancelled and DatabaseDeadlineError thrown. */
   firstBatchTimeoutMs: number;
-  /** Deadline for getting a connection at all (a peer that accepts and drops connections never fails by itself). */
+  /** Deadline for getting a connection at all (postgres.js may wait for one for ever: see openOnce). */
   connectTimeoutMs?: number;
   /** Aborts the read (client gone, request deadline): the first batch rejects with the signal's reason. */
   signal?: AbortSignal;
 }
 
-/** The connection of a suspended cursor died: the rows read so far are not the whole answer. */
-export class ReadInterruptedError extends Error {
-  readonly code = "CONNECTION_CLOSED";
-  constructor() {
-    super("the database connection closed before the last row was read");
-  }
-}
-
+/** A statement of the read; its rows come as arrays of the columns' bytes, undecoded (postgres.js raw()). */
 export interface Statement {
   text: string;
   params: string[];
-  /** Rows as arrays of the columns' bytes, undecoded (postgres.js raw()). */
-  raw?: boolean;
 }
 
 /** The SQL that returns the rows of `q`, and its parameters. */
 export function productCostsStatement(q: ProductCostQuery): Statement {
   // One day is its daily rows as they are: a plainer statement, a third faster than the general one.
-  if (q.monthFrom === q.monthTo) return { text: oneDayQuery, params: [q.monthFrom, q.segment], raw: true };
-  return { text: productCostsQuery, params: [q.monthFrom, q.monthTo, q.segment], raw: true };
+  if (q.monthFrom === q.monthTo) return { text: oneDayQuery, params: [q.monthFrom, q.segment] };
+  return { text: productCostsQuery, params: [q.monthFrom, q.monthTo, q.segment] };
 }
 
 /** The SQL that returns the rendered answer of `q` when `q` is exactly one calendar period (else undefined). */
 export function renderedAnswerStatement(q: ProductCostQuery): Statement | undefined {
   const period = calendarPeriodOf(q.monthFrom, q.monthTo);
-  return period ? { text: renderedQuery, params: [period, q.monthFrom, q.segment], raw: true } : undefined;
+  return period ? { text: renderedQuery, params: [period, q.monthFrom, q.segment] } : undefined;
 }
 
 /**
@@ -115,72 +106,67 @@ export function readPathProbes(): Statement[] {
   ];
 }
 
-/** Waits for `p`, but not longer than `ms`. */
-function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p.then(() => {}, () => {}),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
-  ]).finally(() => clearTimeout(timer));
-}
-
-// How long close() waits for a cancelled fetch to come back before it stops waiting; the
+// How long close() waits for a cancelled statement to end before it stops waiting; the
 // connection is then the pool's business (a dead server fails it, a live one answers).
 const CANCEL_SETTLE_MS = 5000;
 
 async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions): Promise<RowBatches<T>> {
-  const plain = sql.unsafe(statement.text, statement.params);
-  const query = statement.raw ? plain.raw() : plain;
-  const iterator = (query.cursor(options.batchSize) as AsyncIterable<T[]>)[Symbol.asyncIterator]();
-  let pending: Promise<IteratorResult<T[]>> | undefined; // a batch the server is computing
+  const query = sql.unsafe(statement.text, statement.params).raw();
+  const delivered: T[][] = []; // batches not taken yet
+  let resume: ((next?: unknown) => void) | undefined; // set while the portal waits for us
+  let outcome: { failure?: unknown } | undefined; // set once the statement completed or failed
+  // A batch shorter than asked came: the statement completed (PostgreSQL sends fewer rows only
+  // with its completion, and postgres.js hands batches on as sent: postgres-js-surface.test.ts).
+  // Its answer is whole even if the connection dies before the server says it is ready again.
+  let complete = false;
   let finished = false;
   let stopped: unknown; // why the read was closed early; rest() throws it
+  let arrived = () => {};
+  let arrival = Promise.resolve(); // the next batch or the outcome
+  const signal = () => (arrived(), (arrival = new Promise((resolve) => (arrived = resolve))));
+  signal();
+  // The cursor in its callback form: each batch goes to the callback, and the server is asked
+  // for the next only once the promise it returned resolves (with sql.CLOSE the portal is
+  // closed instead, ending its transaction). The query settles when the statement completes
+  // or fails, a lost connection included: a read cut short never ends as if whole.
+  const settled = (query.cursor(options.batchSize, (rows) => {
+    if (stopped !== undefined) return sql.CLOSE as unknown as void;
+    delivered.push(rows as T[]);
+    complete ||= rows.length < options.batchSize;
+    signal();
+    return new Promise((resolve) => (resume = resolve)) as unknown as void;
+  }) as Promise<unknown>).then(
+    () => ((outcome = {}), signal()),
+    (failure: unknown) => ((outcome = { failure }), signal()),
+  );
 
-  let ended = false; // PostgreSQL reported the statement complete
-
-  const fetchBatch = (): Promise<IteratorResult<T[]>> => {
-    const raw: unknown = iterator.next();
-    if (!(raw instanceof Promise)) {
-      // postgres.js answers {done: true} at once, without asking the server, when the query
-      // is no longer active: after its real end, but also after its connection died while
-      // the cursor sat suspended between batches (that error is dropped). Only a statement
-      // seen to complete has ended; anything else would be a short array that looks whole.
-      if (ended) return Promise.resolve(raw as IteratorResult<T[]>);
-      return Promise.reject(new ReadInterruptedError());
+  /** The next batch, or undefined at the statement's end; throws its failure. */
+  const fetchBatch = async (): Promise<T[] | undefined> => {
+    while (!delivered.length && !complete && !outcome) {
+      const next = arrival;
+      resume?.(); // ask for the next batch
+      resume = undefined;
+      await next;
     }
-    const p = raw as Promise<IteratorResult<T[]>>;
-    pending = p;
-    const clear = () => {
-      if (pending === p) pending = undefined;
-    };
-    p.then((r) => {
-      // A batch delivered by CommandComplete carries its command tag; a done from the
-      // server's ReadyForQuery (row count a multiple of the batch size) is an end as well.
-      if (r.done || (r.value as { command?: string }).command) ended = true;
-      clear();
-    }, clear);
-    return p;
+    if (delivered.length || complete) return delivered.shift();
+    if ("failure" in outcome!) throw outcome.failure;
+    return undefined;
   };
 
   const close = async (reason?: unknown) => {
     if (finished) return;
     finished = true;
     stopped = reason ?? new Error("the read was closed before its end");
-    const inFlight = pending;
-    if (inFlight) {
-      // Cancel only a statement the server is working on. A cancel request sent while the
-      // cursor sits suspended between batches is not consumed, and would land on whatever
-      // query runs next on that connection.
-      query.cancel();
-      await settleWithin(inFlight, CANCEL_SETTLE_MS);
-    }
-    // Closes the portal (ends its transaction) when the cursor is suspended on a live
-    // connection. Not once the query is inactive (ended, failed, or its connection died):
-    // postgres.js would then write the Close to a socket it already dropped, and throw
-    // from a timer, where nothing can catch it.
-    if ((query as unknown as { active?: boolean }).active) {
-      await Promise.resolve(iterator.return?.(undefined)).catch(() => {});
-    }
+    // Never once the query settled: postgres.js would write to a socket it already dropped.
+    if (outcome) return;
+    if (resume) return resume(sql.CLOSE); // the portal waits for us: close it
+    // Cancel only a statement the server is working on (a batch it sends meanwhile closes the
+    // portal, above). A cancel request sent while the portal waits for us is not consumed,
+    // and would land on whatever query runs next on that connection.
+    query.cancel();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_SETTLE_MS)))]);
+    clearTimeout(timer);
   };
 
   const timers: ReturnType<typeof setTimeout>[] = [];
@@ -188,8 +174,10 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
   const failures = new Promise<never>((_, reject) => {
     timers.push(setTimeout(() => reject(new DatabaseDeadlineError(options.firstBatchTimeoutMs)), options.firstBatchTimeoutMs));
     if (options.connectTimeoutMs !== undefined) {
-      // postgres.js sets `state` when the query is handed to an open connection. A peer that
-      // accepts TCP and then closes it keeps the query queued for ever (porsager/postgres#1193).
+      // A query may wait for a connection for ever: with several hosts all down, postgres.js
+      // tries them in turn without end (porsager/postgres#1174). postgres.js private
+      // behaviour, pinned by tests/db/postgres-js-surface.test.ts: a query's `state` is set
+      // once the query is handed to an open connection.
       timers.push(
         setTimeout(() => {
           if (!(query as unknown as { state?: unknown }).state) reject(new DatabaseDeadlineError(options.connectTimeoutMs!, "connection"));
@@ -203,9 +191,11 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
       else signal.addEventListener("abort", onAbort, { once: true });
     }
   });
-  let head: IteratorResult<T[]>;
+  const head = fetchBatch();
+  head.catch(() => {}); // a failure after a deadline or an abort is close()'s business
+  let first: T[] | undefined;
   try {
-    head = await Promise.race([fetchBatch(), failures]);
+    first = await Promise.race([head, failures]);
   } catch (err) {
     // Answer now; cancelling and closing go on in the background.
     void close(err);
@@ -214,23 +204,20 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
     timers.forEach(clearTimeout);
     if (onAbort) options.signal?.removeEventListener("abort", onAbort);
   }
-  if (head.done || ended) finished = true;
+  if (!first || complete) finished = true;
 
   return {
-    first: head.done ? [] : head.value,
+    first: first ?? [],
     finished: () => finished,
     async *rest() {
       try {
-        while (!finished) {
+        while (stopped === undefined) {
           const next = await fetchBatch();
-          if (stopped !== undefined) throw stopped; // closed while this batch was on its way
-          if (next.done) {
-            finished = true;
-            break;
-          }
-          yield next.value;
+          if (stopped !== undefined) break; // closed while this batch was on its way
+          if (!next) return void (finished = true);
+          yield next;
         }
-        if (stopped !== undefined) throw stopped; // closed early: never end as if complete
+        throw stopped; // closed early: never end as if complete
       } catch (err) {
         await close(err);
         throw stopped ?? err;
@@ -244,7 +231,9 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
 async function open<T>(sql: Sql, statement: Statement, options: ReadOptions): Promise<RowBatches<T>> {
   try {
     return await openOnce<T>(sql, statement, options);
-  } catch (err) {
+  } catch (failure) {
+    // A server that is not PostgreSQL is told apart first: a retry would only ask it again.
+    const err = await identifyPeer(failure);
     // A connection that died while idle (database restarted) fails its next query once;
     // the read is idempotent, so one retry on a fresh connection hides that.
     // A stray cancel (one sent for an earlier query on this connection) is retried the same way.

@@ -7,14 +7,15 @@ import type { Sql } from "./client.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
 import { DatabaseDeadlineError } from "./errors.ts";
 import { pendingMigrations } from "./migrations.ts";
+import { identifyPeer } from "./not-postgresql.ts";
 import { databaseProblem, DatabaseProblemError, problem, type DatabaseProblem } from "./problems.ts";
 import { readPathProbes } from "./product-costs.ts";
 
 export type Readiness = { ready: true } | { ready: false; problem: DatabaseProblem };
 
-/** Throws unless every statement a request may run works on `sql`. */
+/** Throws unless every statement a request may run works on `sql`; a server that is not PostgreSQL as NotPostgresqlError. */
 export async function assertReadable(sql: Sql): Promise<void> {
-  const pending = await pendingMigrations(sql);
+  const pending = await pendingMigrations(sql).catch(async (err) => Promise.reject(await identifyPeer(err)));
   if (pending.length) {
     throw new DatabaseProblemError(problem("MIGRATIONS_PENDING", `migrations ${pending.join(", ")} of this build are not applied`));
   }

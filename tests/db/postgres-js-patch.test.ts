@@ -1,7 +1,6 @@
-// The one change carried on postgres.js 3.4.9 (patches/postgres@3.4.9.patch): a query that
-// fails after some of its rows arrived must not leave its row count on the connection.
-// Upstream, the next query on that connection stored its rows after that many holes
-// (porsager/postgres#1119, #1181, both open).
+// The fixes carried on postgres.js 3.4.9 (patches/postgres@3.4.9.patch), each an upstream bug
+// still open, each with a test here that fails without it. The patch touches only the build
+// Bun loads (src/; the cjs/ and cf/ builds are other runtimes').
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,11 +8,15 @@ import postgres from "postgres";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 
+/** Settles `p` as a string, or "pending" after `ms`. */
+const within = (p: Promise<unknown>, ms: number) =>
+  Promise.race([p.then(() => "resolved", (err: Error & { code?: string }) => `${err.code}: ${err.message}`), Bun.sleep(ms).then(() => "pending")]);
+
 describeWithPostgres("postgres.js as patched", () => {
   const sql = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
   afterAll(() => sql.end({ timeout: 2 }));
 
-  test("the query after one that failed mid-rows gets exactly its own rows", async () => {
+  test("#1119, #1181: the query after one that failed mid-rows gets exactly its own rows", async () => {
     // Rows 1 to 3 are sent, then row 4 divides by zero.
     const failed = await sql`select i, 1 / (4 - i) as boom from generate_series(1, 10) i`.catch((err: Error) => err.message);
     expect(failed).toBe("division by zero");
@@ -21,11 +24,37 @@ describeWithPostgres("postgres.js as patched", () => {
     expect({ length: next.length, rows: [...next] }).toEqual({ length: 5, rows: [1, 2, 3, 4, 5].map((x) => ({ x })) });
   });
 
-  test("the package is the pinned version the patch was made for, and the patch is applied", () => {
+  test("#1193: a peer that closes while the connection starts fails the query, and is not reconnected to in a loop", async () => {
+    let accepted = 0;
+    const dropper = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: (s) => void (accepted++, s.end()), data() {} } });
+    const pool = postgres({ host: "127.0.0.1", port: dropper.port, max: 1, backoff: () => 0.5, onnotice: () => {} });
+    try {
+      expect(await within(pool`select 1`, 2000)).toBe(`CONNECTION_CLOSED: write CONNECTION_CLOSED 127.0.0.1:${dropper.port}`);
+      await Bun.sleep(300);
+      expect(accepted).toBe(1);
+    } finally {
+      await pool.end({ timeout: 0 });
+      dropper.stop(true);
+    }
+  });
+
+  test("#1174: target_session_attrs=prefer-standby takes a primary once every host was tried", async () => {
+    // Without the fix it drops the primary even when it is the only host (CONNECTION_DESTROYED),
+    // and with several hosts tries them again for ever. tests/e2e/replica.test.ts covers a real
+    // standby and a host that is down.
+    const pool = postgres(SERVER_URL, { max: 1, target_session_attrs: "prefer-standby", onnotice: () => {} });
+    try {
+      expect(await within(pool`select 1`, 5000)).toBe("resolved");
+    } finally {
+      await pool.end({ timeout: 0 });
+    }
+  });
+
+  test("the package is the pinned version the patch was made for, and its build Bun loads is the one patched", () => {
     const root = join(import.meta.dir, "../../node_modules/postgres");
     expect(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version).toBe("3.4.9");
-    for (const build of ["src", "cjs/src", "cf/src"]) {
-      expect(readFileSync(join(root, build, "connection.js"), "utf8")).toContain("product-cost-export patch (porsager/postgres#1119, #1181)");
-    }
+    expect(Bun.resolveSync("postgres", import.meta.dir)).toBe(join(root, "src/index.js"));
+    const patched = readFileSync(join(root, "src/connection.js"), "utf8");
+    for (const label of ["postgres.js #1119, #1181", "postgres.js #1193", "postgres.js #1174"]) expect(patched).toContain(label);
   });
 });

@@ -1,0 +1,46 @@
+// Tells a server that is not PostgreSQL from a database that is down. postgres.js reports such
+// a peer only as a connection closed, reset or timed out while starting, naming its host and
+// port; asked what every PostgreSQL server answers at once to an SSLRequest (S or N, one byte),
+// the peer shows what it is. Anything else (an HTTP reply, an SSH banner, a close without a
+// word) is NOT_POSTGRESQL (problems.ts), quoting what it said. Unix sockets are not asked: the
+// embedded database's is ours, and one named like PostgreSQL's is PostgreSQL's.
+
+const SSL_REQUEST = new Uint8Array([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]); // length 8, code 80877103
+const ASK_TIMEOUT_MS = 1000;
+const STARTUP_FAILURES = new Set(["CONNECTION_CLOSED", "ECONNRESET", "CONNECT_TIMEOUT"]);
+
+export class NotPostgresqlError extends Error {
+  readonly code = "NOT_POSTGRESQL";
+  constructor(where: string, answer: Uint8Array) {
+    const said = Buffer.from(answer.subarray(0, 60)).toString("latin1").replace(/[^\x20-\x7e]+/g, " ").trim();
+    super(`the server at ${where} is not a PostgreSQL server: ${said ? `it answered "${said}"` : "it closed the connection without answering"}`);
+  }
+}
+
+/** The peer's first answer to an SSLRequest (empty: it closed), or undefined when it could not be asked or said nothing in time. */
+async function firstAnswer(hostname: string, port: number): Promise<Uint8Array | undefined> {
+  const { promise, resolve } = Promise.withResolvers<Uint8Array | undefined>();
+  const timer = setTimeout(resolve, ASK_TIMEOUT_MS); // a silent peer, or a host that drops the connect itself
+  const connecting = Bun.connect({
+    hostname,
+    port,
+    socket: { open: (s) => void s.write(SSL_REQUEST), data: (_, data) => resolve(data), close: () => resolve(new Uint8Array()), error: () => resolve(undefined) },
+  });
+  connecting.catch(() => resolve(undefined));
+  const answer = await promise;
+  clearTimeout(timer);
+  connecting.then((socket) => socket.end(), () => {});
+  return answer;
+}
+
+/**
+ * `err`, or NotPostgresqlError when `err` is a connection that failed while starting and its
+ * peer turns out not to speak PostgreSQL. Costs one connection to that peer, and only then.
+ */
+export async function identifyPeer(err: unknown): Promise<unknown> {
+  const { code, address, port } = (err ?? {}) as { code?: unknown; address?: unknown; port?: unknown };
+  if (typeof code !== "string" || !STARTUP_FAILURES.has(code) || typeof address !== "string" || typeof port !== "number") return err;
+  const answer = await firstAnswer(address, port);
+  const postgresql = answer?.length === 1 && (answer[0] === 0x53 || answer[0] === 0x4e); // S or N
+  return answer && !postgresql ? new NotPostgresqlError(`${address}:${port}`, answer) : err;
+}
