@@ -18,6 +18,7 @@ import { heartbeat, indexBuildDetail, type IndexBuildProgress } from "./progress
 import { refreshWithProgress } from "./db/refresh-progress.ts";
 import { refreshProblem } from "./db/refresh.ts";
 import { startBackgroundRefresh } from "./db/background-refresh.ts";
+import { classify, exitOnUncaught } from "./failures.ts";
 import { createAdmission } from "./http/admission.ts";
 import { createApp } from "./http/app.ts";
 import { clientAddress } from "./http/client-address.ts";
@@ -82,14 +83,6 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     ...(config.rateLimitPerMinute > 0 ? { rateLimiter: createRateLimiter(config.rateLimitPerMinute) } : {}),
     metrics,
   });
-  // From here on nothing stops the process but a signal: a failure that escaped a request's
-  // own handling is logged with its cause and counted, and the service keeps serving.
-  const survive = (kind: string) => (err: unknown) => {
-    logger.error(`${kind}, the service keeps running`, errorFields(err));
-    metrics?.unhandledError();
-  };
-  process.removeAllListeners("uncaughtException").on("uncaughtException", survive("uncaught exception"));
-  process.removeAllListeners("unhandledRejection").on("unhandledRejection", survive("unhandled rejection"));
   const tlsServed = tlsDigest(config);
   // Every answer of a demo says so, so that made-up costs are never mistaken for real ones.
   const headers = db.servesDemoData ? { "x-demo-data": "true" } : undefined;
@@ -102,6 +95,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       requestTimeoutMs: config.requestTimeoutMs,
       clientAddress: clientAddress(config.trustedProxies),
     }),
+    logger,
   );
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
   process.on("SIGHUP", () => {
@@ -326,15 +320,7 @@ async function main(argv: string[]): Promise<void> {
   const line = readCommandLine(args, process.env, command.settings!, { own: command.own });
   const config = line.config;
   const logger = createLogger({ level: config.logLevel, format: config.logFormat, journald: stdoutIsJournal() });
-  // Last resort while starting (and for migrate): a failure nothing else caught is logged with
-  // its cause (never to a client), then the process exits 1. Once serving, serve() replaces
-  // these with handlers that log and keep running.
-  const fatal = (kind: string) => (err: unknown) => {
-    logger.error(`fatal: ${kind}`, errorFields(err));
-    process.exit(1);
-  };
-  process.on("uncaughtException", fatal("uncaught exception"));
-  process.on("unhandledRejection", fatal("unhandled rejection"));
+  exitOnUncaught(logger);
   if (command.name === "migrate") {
     checkMigrateDatabase(config);
     return runMigrate(config, logger, { dryRun: line.own.get("dry-run") === "true" });
@@ -348,10 +334,6 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`product-cost-export: ${err.message}\n`);
-    process.exit(2);
-  }
   process.stderr.write(`product-cost-export: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  process.exit(classify(err).exitCode);
 });

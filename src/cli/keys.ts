@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { KEY_CHARACTERS, sha256Hex } from "../auth/api-keys.ts";
 import { ConfigError } from "../config.ts";
+import { InterruptedError } from "../failures.ts";
 
 /** 32 bytes from the operating system's CSPRNG, base64url: 43 URL-safe characters, 256 bits. */
 export function newApiKey(): string {
@@ -42,7 +43,7 @@ export async function promptHidden(prompt: string): Promise<string> {
           }
           if (ch === "\x03") {
             stdin.off("data", onData);
-            return reject(new ConfigError("hash-key: interrupted"));
+            return reject(new InterruptedError("hash-key: interrupted"));
           }
           if (ch === "\x7f" || ch === "\b") typed = typed.slice(0, -1);
           else typed += ch;

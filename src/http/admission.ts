@@ -8,29 +8,9 @@
 // whole-request deadline (`requestTimeoutMs` from arrival) passes; the read is then closed
 // (a running statement cancelled, the cursor closed, the slot freed) wherever it stands.
 
-import { DatabaseDeadlineError } from "../db/errors.ts";
 import type { RowBatches } from "../db/product-costs.ts";
-import { ApiError } from "./errors.ts";
+import { ClientClosedRequestError, OVERLOADED, RequestDeadlineError } from "../failures.ts";
 import { contextOf } from "./request-context.ts";
-
-export const OVERLOADED = (retryAfterSeconds: number) =>
-  new ApiError(503, "OVERLOADED", { "retry-after": String(retryAfterSeconds) });
-
-/** The client closed the connection before the answer was ready (logged as 499, like nginx). */
-export class ClientClosedRequestError extends Error {
-  readonly code = "CLIENT_CLOSED_REQUEST";
-  constructor() {
-    super("the client closed the connection");
-  }
-}
-
-/** The whole-request deadline passed; a DATABASE_DEADLINE, so 503 DATABASE_UNAVAILABLE if nothing was sent yet. */
-export class RequestDeadlineError extends DatabaseDeadlineError {
-  constructor(readonly ms: number) {
-    super(ms);
-    this.message = `request not finished within REQUEST_TIMEOUT_MS (${ms} ms)`;
-  }
-}
 
 export interface AdmissionOptions {
   /** Reads running at once; the database pool size. */

@@ -17,7 +17,7 @@ import { ADMISSION_DEFAULTS, createAdmission, type Admission } from "./admission
 import { apiDocs, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
 import { DatabaseProblemError } from "../db/problems.ts";
 import { createErrorHandler } from "./error-handler.ts";
-import { INVALID_API_KEY, INVALID_MONTH_RANGE, NOT_CONFIGURED } from "./errors.ts";
+import { INVALID_API_KEY, INVALID_MONTH_RANGE, NOT_CONFIGURED } from "../failures.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";

@@ -7,13 +7,12 @@
 // the work after the answer (log line, metrics) is guarded so that its failure is logged,
 // never thrown into the event loop.
 
-import { databaseProblem } from "../db/problems.ts";
 import { clientAddress, type ClientAddress } from "./client-address.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { App } from "./app.ts";
-import { failureStatus, trailingSlashRedirect } from "./error-handler.ts";
+import { trailingSlashRedirect } from "./error-handler.ts";
+import { classify, RequestDeadlineError } from "../failures.ts";
 import type { RequestObservation } from "../metrics/service-metrics.ts";
-import { RequestDeadlineError } from "./admission.ts";
 import { observeBody, type BodyEnd, type BodyOutcome } from "./observed-body.ts";
 import { readAhead, type BufferBudget } from "./read-ahead.ts";
 import { attachContext, type RequestContext } from "./request-context.ts";
@@ -89,7 +88,8 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
     } catch (err) {
       context.error = err;
       context.streamed = false;
-      response = detailResponse(500, "INTERNAL_ERROR", { "x-request-id": context.id, ...headers });
+      const failure = classify(err);
+      response = detailResponse(failure.status, failure.detail, { ...failure.headers, "x-request-id": context.id, ...headers });
     }
     let ended: Promise<BodyOutcome>;
     if (context.streamed && response.body) {
@@ -127,7 +127,7 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
  */
 function loggedStatus(sent: number, end: BodyEnd, context: RequestContext): number {
   if (end === "client_closed") return 499;
-  if (end === "failed") return failureStatus(context.error);
+  if (end === "failed") return classify(context.error).status;
   return sent;
 }
 
@@ -159,11 +159,11 @@ function logRequest(
   const agent = context.userAgent;
   if (agent) fields.user_agent = agent.length > LOGGED_USER_AGENT_MAX ? agent.slice(0, LOGGED_USER_AGENT_MAX) + "…" : agent;
   // A client that left is no error of ours: no cause to report.
-  if (context.error !== undefined && status !== 499) {
+  const failure = context.error !== undefined && status !== 499 ? classify(context.error) : undefined;
+  if (failure) {
     Object.assign(fields, errorFields(context.error));
-    const problem = databaseProblem(context.error);
-    if (problem) Object.assign(fields, { problem: problem.code, fix: problem.fix });
+    if (failure.problem) Object.assign(fields, { problem: failure.problem.code, fix: failure.problem.fix });
   }
-  const level = status >= 500 ? "error" : POLLS.has(path) && status < 400 ? "debug" : "info";
+  const level = failure?.level ?? (status >= 500 ? "error" : POLLS.has(path) && status < 400 ? "debug" : "info");
   logger[level]("request", fields);
 }

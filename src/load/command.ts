@@ -3,6 +3,7 @@
 
 import { accessSync, constants, statSync } from "node:fs";
 import { ConfigError, readCommandLine, type Config } from "../config.ts";
+import { DataError } from "../failures.ts";
 import { openDatabase } from "../db/open.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
 import { megabytes, progressLines } from "../progress.ts";
@@ -96,7 +97,7 @@ export async function runLoadCsv(args: readonly string[], env: Record<string, st
       refresh_ms: refreshed?.ms,
     });
   } catch (err) {
-    if (err instanceof LoadError) throw new ConfigError(`load-csv ${name}: ${err.message}; nothing was loaded`);
+    if (err instanceof LoadError) throw new DataError(`load-csv ${name}: ${err.message}; nothing was loaded`);
     throw err;
   } finally {
     await db.close(5);

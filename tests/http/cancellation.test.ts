@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Sql } from "../../src/db/client.ts";
 import { createAdmission } from "../../src/http/admission.ts";
+import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import {
@@ -163,14 +164,18 @@ describeWithPostgres("timeouts and cancellation", () => {
     const admission = (requestTimeoutMs: number) =>
       createAdmission({ maxConcurrent: 2, maxQueued: 10, queueTimeoutMs: 10_000, requestTimeoutMs });
 
-    test("before the first byte: 503 DATABASE_UNAVAILABLE and the statement is cancelled", async () => {
+    test("before the first byte: 503 DATABASE_UNAVAILABLE, the statement is cancelled, counted as a request timeout (not a database one)", async () => {
       const { sql, name } = pool({ statementTimeoutMs: 60_000 });
-      const app = testApp(sql, { firstBatchTimeoutMs: 60_000, admission: admission(700) });
+      const metrics = createServiceMetrics({ version: "v", commit: "c" });
+      const app = testApp(sql, { firstBatchTimeoutMs: 60_000, admission: admission(700), metrics });
       const unlock = await holdLock(db.admin);
       try {
         const res = await app.get(JAN);
-        expect({ status: res.status, body: await res.text() }).toEqual({ status: 503, body: UNAVAILABLE });
-        expect(await lastLog(app)).toMatchObject({ status: 503, error_code: "DATABASE_DEADLINE" });
+        expect({ status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.text() }).toEqual({ status: 503, retryAfter: "5", body: UNAVAILABLE });
+        expect(await lastLog(app)).toMatchObject({ status: 503, level: "error", error_code: "REQUEST_TIMEOUT" });
+        const text = await metrics.render();
+        expect(text).toContain('product_cost_export_database_errors_total{kind="timeout"} 0\n');
+        expect(text).toContain("product_cost_export_request_timeouts_total 1\n");
         await waitUntil("the statement is cancelled while the lock is still held", () => allIdle(name));
       } finally {
         await unlock();
@@ -195,7 +200,7 @@ describeWithPostgres("timeouts and cancellation", () => {
       const raw = client.received();
       expect(raw.startsWith("HTTP/1.1 200 OK\r\n")).toBe(true);
       expect(endsChunkedBody(raw)).toBe(false);
-      expect(await lastLog(app)).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "DATABASE_DEADLINE" });
+      expect(await lastLog(app)).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "REQUEST_TIMEOUT" });
     });
   });
 });
