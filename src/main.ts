@@ -78,8 +78,8 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       maxConcurrent: db.sql.options.max, // a read holds a connection while its body streams
       maxQueued: config.requestQueueMax,
       queueTimeoutMs: config.requestQueueTimeoutMs,
-      requestTimeoutMs: config.requestTimeoutMs,
     }),
+    readAhead: createBufferBudget(config.responseBufferMb * 2 ** 20),
     ...(config.rateLimitPerMinute > 0 ? { rateLimiter: createRateLimiter(config.rateLimitPerMinute) } : {}),
     metrics,
   });
@@ -91,7 +91,6 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     createHandler(app, logger, {
       observe: metrics?.observer(app.routes),
       headers,
-      readAhead: createBufferBudget(config.responseBufferMb * 2 ** 20),
       requestTimeoutMs: config.requestTimeoutMs,
       clientAddress: clientAddress(config.trustedProxies),
     }),

@@ -25,7 +25,7 @@ export interface RequestObservation {
   request: Request;
   /** As logged: the status sent, or 499 / 5xx for a body cut short (see http/handler.ts). */
   status: number;
-  /** How the body ended (http/observed-body.ts). */
+  /** How the body ended (http/body.ts). */
   end: "complete" | "client_closed" | "failed";
   context: { target: { path: string }; key?: { label?: string }; format?: "json" | "csv"; rows?: number; error?: unknown };
   /** From the request's arrival to the last byte of its body (or the failure). */

@@ -161,13 +161,12 @@ describeWithPostgres("timeouts and cancellation", () => {
   });
 
   describe("whole-request timeout (REQUEST_TIMEOUT_MS)", () => {
-    const admission = (requestTimeoutMs: number) =>
-      createAdmission({ maxConcurrent: 2, maxQueued: 10, queueTimeoutMs: 10_000, requestTimeoutMs });
+    const admission = () => createAdmission({ maxConcurrent: 2, maxQueued: 10, queueTimeoutMs: 10_000 });
 
     test("before the first byte: 503 DATABASE_UNAVAILABLE, the statement is cancelled, counted as a request timeout (not a database one)", async () => {
       const { sql, name } = pool({ statementTimeoutMs: 60_000 });
       const metrics = createServiceMetrics({ version: "v", commit: "c" });
-      const app = testApp(sql, { firstBatchTimeoutMs: 60_000, admission: admission(700), metrics });
+      const app = testApp(sql, { firstBatchTimeoutMs: 60_000, admission: admission(), requestTimeoutMs: 700, metrics });
       const unlock = await holdLock(db.admin);
       try {
         const res = await app.get(JAN);
@@ -184,8 +183,8 @@ describeWithPostgres("timeouts and cancellation", () => {
 
     test("mid-response: a reader too slow for the deadline gets a broken transfer and the cursor is closed", async () => {
       const { sql, name } = pool();
-      const slots = admission(1500);
-      const app = testApp(sql, { batchSize: 100, admission: slots });
+      const slots = admission();
+      const app = testApp(sql, { batchSize: 100, admission: slots, requestTimeoutMs: 1500 });
       const server = serveOnSocket(app.handle);
       servers.push(server);
       const client = rawExchange(server.port, rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY));
