@@ -1,11 +1,12 @@
 // Entry point: argv → the command's row of the table (cli/commands.ts) → its run, under the
 // same last-resort handlers for every command. The only module that reads argv or turns a
-// failure into an exit code: 2 for bad configuration or usage (ConfigError), 1 otherwise.
+// failure into an exit code (failures.ts classifies it: 2 for bad configuration, usage or
+// input, 1 otherwise).
 
 import { readCommandLine } from "./cli/command-line.ts";
 import { commandHelp, commandNamed } from "./cli/commands.ts";
-import { ConfigError } from "./config.ts";
-import { createLogger, errorFields, stdoutIsJournal } from "./log.ts";
+import { classify, exitOnUncaught } from "./failures.ts";
+import { createLogger, stdoutIsJournal } from "./log.ts";
 
 /** The command and its own part of the line: `--version` and `--help` first, else serve when no command is named. */
 function commandOf(argv: readonly string[]): [name: string, args: readonly string[]] {
@@ -23,19 +24,13 @@ async function main(argv: readonly string[]): Promise<void> {
   if (args.includes("--help") || args.includes("-h")) return void process.stdout.write(commandHelp(command) + "\n");
   const line = readCommandLine(args, process.env, command);
   const logger = createLogger({ level: line.config.logLevel, format: line.config.logFormat, journald: stdoutIsJournal() });
-  // Last resort: a failure nothing else caught is logged with its cause (never to a client),
-  // then the process exits 1. Once serving, serve replaces these with handlers that log and
-  // keep running.
-  const fatal = (kind: string) => (err: unknown) => {
-    logger.error(`fatal: ${kind}`, errorFields(err));
-    process.exit(1);
-  };
-  process.on("uncaughtException", fatal("uncaught exception"));
-  process.on("unhandledRejection", fatal("unhandled rejection"));
+  // Last resort, serving included: a failure nothing else caught is logged with its cause
+  // (never to a client), then the process exits 1 and systemd restarts it (docs/architecture.md).
+  exitOnUncaught(logger);
   await command.run(line, logger);
 }
 
 main(process.argv.slice(2)).catch((err) => {
   process.stderr.write(`product-cost-export: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(err instanceof ConfigError ? 2 : 1);
+  process.exit(classify(err).exitCode);
 });

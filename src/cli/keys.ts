@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { KEY_CHARACTERS, sha256Hex } from "../auth/api-keys.ts";
 import { ConfigError } from "../config.ts";
 import type { CommandLine } from "./command-line.ts";
+import { InterruptedError } from "../failures.ts";
 
 /** `generate-key [--label NAME]`: the key, then its line for the key file. */
 export function generateKey({ own }: CommandLine): void {
@@ -50,7 +51,7 @@ async function promptHidden(prompt: string): Promise<string> {
           }
           if (ch === "\x03") {
             stdin.off("data", onData);
-            return reject(new ConfigError("hash-key: interrupted"));
+            return reject(new InterruptedError("hash-key: interrupted"));
           }
           if (ch === "\x7f" || ch === "\b") typed = typed.slice(0, -1);
           else typed += ch;

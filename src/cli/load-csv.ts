@@ -3,6 +3,7 @@
 
 import { accessSync, constants, statSync } from "node:fs";
 import { ConfigError } from "../config.ts";
+import { DataError } from "../failures.ts";
 import { openDatabase } from "../db/open.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
 import { loadCsv, LoadError } from "../load/load-csv.ts";
@@ -83,7 +84,7 @@ export async function runLoadCsv({ config, own, args }: CommandLine, logger: Log
       refresh_ms: refreshed?.ms,
     });
   } catch (err) {
-    if (err instanceof LoadError) throw new ConfigError(`load-csv ${name}: ${err.message}; nothing was loaded`);
+    if (err instanceof LoadError) throw new DataError(`load-csv ${name}: ${err.message}; nothing was loaded`);
     throw err;
   } finally {
     await db.close(5);

@@ -68,19 +68,11 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
       maxConcurrent: db.sql.options.max, // a read holds a connection while its body streams
       maxQueued: config.requestQueueMax,
       queueTimeoutMs: config.requestQueueTimeoutMs,
-      requestTimeoutMs: config.requestTimeoutMs,
     }),
+    readAhead: createBufferBudget(config.responseBufferMb * 2 ** 20),
     ...(config.rateLimitPerMinute > 0 ? { rateLimiter: createRateLimiter(config.rateLimitPerMinute) } : {}),
     metrics,
   });
-  // From here on nothing stops the process but a signal: a failure that escaped a request's
-  // own handling is logged with its cause and counted, and the service keeps serving.
-  const survive = (kind: string) => (err: unknown) => {
-    logger.error(`${kind}, the service keeps running`, errorFields(err));
-    metrics?.unhandledError();
-  };
-  process.removeAllListeners("uncaughtException").on("uncaughtException", survive("uncaught exception"));
-  process.removeAllListeners("unhandledRejection").on("unhandledRejection", survive("unhandled rejection"));
   const tlsServed = tlsDigest(config);
   // Every answer of a demo says so, so that made-up costs are never mistaken for real ones.
   const headers = db.servesDemoData ? { "x-demo-data": "true" } : undefined;
@@ -89,10 +81,10 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
     createHandler(app, logger, {
       observe: metrics?.observer(app.routes),
       headers,
-      readAhead: createBufferBudget(config.responseBufferMb * 2 ** 20),
       requestTimeoutMs: config.requestTimeoutMs,
       clientAddress: clientAddress(config.trustedProxies),
     }),
+    logger,
   );
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
   process.on("SIGHUP", () => {

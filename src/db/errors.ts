@@ -1,10 +1,11 @@
 // Which database failures mean "the database is unavailable right now" (answered 503
-// DATABASE_UNAVAILABLE) rather than a bug (answered 500). The same table is in the README.
-// Besides an outage, that is every problem of problems.ts: a database that is not
-// PostgreSQL, refuses the credentials, lacks the migrations or does not let the service read.
+// DATABASE_UNAVAILABLE by failures.ts) rather than a bug (answered 500), and the few kinds
+// /metrics sorts them into. The same table is in the README. Besides an outage, that is every
+// problem of problems.ts: a database that is not PostgreSQL, refuses the credentials, lacks
+// the migrations or does not let the service read.
 
 import postgres from "postgres";
-import { databaseProblem, DatabaseProblemError } from "./problems.ts";
+import { databaseProblem } from "./problems.ts";
 
 /** SQLSTATEs of a server that is shutting down, starting, overloaded or out of reach. */
 const UNAVAILABLE_SQLSTATES = new Set([
@@ -41,8 +42,30 @@ export class DatabaseDeadlineError extends Error {
   }
 }
 
+export const DATABASE_ERROR_KINDS = ["timeout", "unavailable", "misconfigured", "query"] as const;
+export type DatabaseErrorKind = (typeof DATABASE_ERROR_KINDS)[number];
+
+const TIMEOUT_CODES = new Set(["57014", "DATABASE_DEADLINE", "CONNECT_TIMEOUT"]);
+
+/**
+ * timeout: statement timeout, the read's own deadline, or no connection in time;
+ * misconfigured: a problem only the operator can fix (problems.ts);
+ * unavailable: unreachable, shutting down, starting up, out of connections;
+ * query: any other error PostgreSQL reported (a bad cast);
+ * undefined: not a database error at all.
+ */
+export function databaseErrorKind(err: unknown): DatabaseErrorKind | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && TIMEOUT_CODES.has(code)) return "timeout";
+  const problem = databaseProblem(err);
+  if (problem && problem.code !== "DATABASE_UNAVAILABLE") return "misconfigured";
+  if (isDatabaseUnavailable(err)) return "unavailable";
+  if (err instanceof postgres.PostgresError) return "query";
+  return undefined;
+}
+
 export function isDatabaseUnavailable(err: unknown): boolean {
-  if (err instanceof DatabaseProblemError || databaseProblem(err)) return true;
+  if (databaseProblem(err)) return true;
   if (err instanceof postgres.PostgresError) {
     return UNAVAILABLE_SQLSTATES.has(err.code) || err.code.startsWith("08");
   }

@@ -4,34 +4,13 @@
 // the answer is 503 {"detail":"OVERLOADED"} with Retry-After, at once: a burst costs a short
 // list of waiters, never an unbounded backlog of requests held in memory.
 //
-// Each admitted read gets one AbortSignal that fires when the client goes away or the
-// whole-request deadline (`requestTimeoutMs` from arrival) passes; the read is then closed
-// (a running statement cancelled, the cursor closed, the slot freed) wherever it stands.
+// A read is given the request's signal (the client gone, or REQUEST_TIMEOUT_MS passed): when
+// it fires the read is closed (a running statement cancelled, the cursor closed, the slot
+// freed) wherever it stands, waiting, opening or streaming.
 
 import { DEFAULTS } from "../config.ts";
-import { DatabaseDeadlineError } from "../db/errors.ts";
 import type { RowBatches } from "../db/product-costs.ts";
-import { ApiError } from "./errors.ts";
-import { contextOf } from "./request-context.ts";
-
-export const OVERLOADED = (retryAfterSeconds: number) =>
-  new ApiError(503, "OVERLOADED", { "retry-after": String(retryAfterSeconds) });
-
-/** The client closed the connection before the answer was ready (logged as 499, like nginx). */
-export class ClientClosedRequestError extends Error {
-  readonly code = "CLIENT_CLOSED_REQUEST";
-  constructor() {
-    super("the client closed the connection");
-  }
-}
-
-/** The whole-request deadline passed; a DATABASE_DEADLINE, so 503 DATABASE_UNAVAILABLE if nothing was sent yet. */
-export class RequestDeadlineError extends DatabaseDeadlineError {
-  constructor(readonly ms: number) {
-    super(ms);
-    this.message = `request not finished within REQUEST_TIMEOUT_MS (${ms} ms)`;
-  }
-}
+import { OVERLOADED } from "../failures.ts";
 
 export interface AdmissionOptions {
   /** Reads running at once; the database pool size. */
@@ -40,8 +19,6 @@ export interface AdmissionOptions {
   maxQueued: number;
   /** Longest wait for a slot; longer: 503 OVERLOADED. */
   queueTimeoutMs: number;
-  /** Longest a request may take from arrival to its last byte (0: no limit). */
-  requestTimeoutMs: number;
   /** Retry-After of an OVERLOADED answer, in seconds. */
   retryAfterSeconds?: number;
 }
@@ -51,7 +28,7 @@ export interface Admission {
    * Runs `open` once a slot is free and returns what it opened, its batches wrapped: the slot
    * is held until they are read to the end or closed. Throws 503 OVERLOADED when no slot comes.
    */
-  read<R extends { batches: RowBatches<unknown> }>(request: Request, open: (signal: AbortSignal) => Promise<R>): Promise<R>;
+  read<R extends { batches: RowBatches<unknown> }>(signal: AbortSignal, open: (signal: AbortSignal) => Promise<R>): Promise<R>;
   /** Reads running and requests waiting, for metrics and tests. */
   stats(): { running: number; queued: number };
 }
@@ -62,7 +39,7 @@ interface Waiter {
 }
 
 // For an app given none: the settings' defaults (DB_POOL_MAX, REQUEST_QUEUE_MAX, ...).
-export const ADMISSION_DEFAULTS = { maxConcurrent: DEFAULTS.dbPoolMax, maxQueued: DEFAULTS.requestQueueMax, queueTimeoutMs: DEFAULTS.requestQueueTimeoutMs, requestTimeoutMs: DEFAULTS.requestTimeoutMs };
+export const ADMISSION_DEFAULTS = { maxConcurrent: DEFAULTS.dbPoolMax, maxQueued: DEFAULTS.requestQueueMax, queueTimeoutMs: DEFAULTS.requestQueueTimeoutMs };
 
 export function createAdmission(options: AdmissionOptions): Admission {
   const retryAfter = options.retryAfterSeconds ?? 1;
@@ -109,44 +86,22 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   return {
     stats: () => ({ running, queued: waiting.length }),
-    async read<R extends { batches: RowBatches<unknown> }>(request: Request, open: (signal: AbortSignal) => Promise<R>): Promise<R> {
-      const controller = new AbortController();
-      const onClientGone = () => controller.abort(new ClientClosedRequestError());
-      const signal = request.signal as AbortSignal | undefined;
-      signal?.addEventListener("abort", onClientGone, { once: true });
-      let deadline: ReturnType<typeof setTimeout> | undefined;
-      if (options.requestTimeoutMs > 0) {
-        const left = options.requestTimeoutMs - (performance.now() - contextOf(request).startedAt);
-        deadline = setTimeout(() => controller.abort(new RequestDeadlineError(options.requestTimeoutMs)), Math.max(0, left));
-      }
-      let released = false;
-      const release = (holdsSlot: boolean) => {
-        if (released) return;
-        released = true;
-        clearTimeout(deadline);
-        signal?.removeEventListener("abort", onClientGone);
-        if (holdsSlot) releaseSlot();
-      };
-      if (signal?.aborted) onClientGone();
-
-      try {
-        await acquire(controller.signal);
-      } catch (err) {
-        release(false);
-        throw err;
-      }
+    async read<R extends { batches: RowBatches<unknown> }>(signal: AbortSignal, open: (signal: AbortSignal) => Promise<R>): Promise<R> {
+      await acquire(signal);
       let opened: R;
       try {
-        opened = await open(controller.signal);
+        opened = await open(signal);
       } catch (err) {
-        release(true);
+        releaseSlot();
         throw err;
       }
       const batches = opened.batches;
-
+      let released = false;
       const finish = () => {
-        controller.signal.removeEventListener("abort", onAbort);
-        release(true);
+        if (released) return;
+        released = true;
+        signal.removeEventListener("abort", onAbort);
+        releaseSlot();
       };
       const admitted: typeof batches = {
         first: batches.first,
@@ -166,12 +121,12 @@ export function createAdmission(options: AdmissionOptions): Admission {
           }
         },
       };
-      // A deadline or a vanished client closes the read at any point, streaming or not, and
-      // frees the slot at once; the stream fails on its next pull (a broken transfer), and a
-      // client that never reads again no longer holds anything but its socket.
-      const onAbort = () => void admitted.close(controller.signal.reason);
-      controller.signal.addEventListener("abort", onAbort, { once: true });
-      if (batches.finished()) finish();
+      // The client gone or the deadline passed closes the read at any point, streaming or not,
+      // and frees the slot at once: a client that never reads again holds only its socket.
+      const onAbort = () => void admitted.close(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (signal.aborted) onAbort();
+      else if (batches.finished()) finish();
       return { ...opened, batches: admitted } as R;
     },
   };

@@ -17,15 +17,16 @@ import { ADMISSION_DEFAULTS, createAdmission, type Admission } from "./admission
 import { apiDocs, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
 import { DatabaseProblemError } from "../db/problems.ts";
 import { createErrorHandler } from "./error-handler.ts";
-import { INVALID_API_KEY, INVALID_MONTH_RANGE, NOT_CONFIGURED } from "./errors.ts";
+import { INVALID_API_KEY, INVALID_MONTH_RANGE, NOT_CONFIGURED } from "../failures.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
-import { negotiateCompression } from "./compression.ts";
+import { sendOk } from "./body.ts";
 import { preferredRowFormat } from "./accept.ts";
 import { contextOf } from "./request-context.ts";
 import { compactJson, jsonResponse } from "./responses.ts";
-import { rowsResponse } from "./rows-response.ts";
+import type { BufferBudget } from "./read-ahead.ts";
+import { rowsAnswer } from "./rows-response.ts";
 import { ProductCostsQuery } from "./schemas.ts";
 
 export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
@@ -51,12 +52,14 @@ export interface AppDeps {
   /** What /healthz says it runs. */
   build?: { version: string; commit: string };
   batchSize?: number;
-  /** Bounds concurrent and waiting reads, and the whole-request deadline (defaults: ADMISSION_DEFAULTS). */
+  /** Bounds concurrent and waiting reads (defaults: ADMISSION_DEFAULTS). */
   admission?: Admission;
   /** Per-key requests per minute (429 RATE_LIMITED); none when absent. */
   rateLimiter?: RateLimiter;
   /** Deadline for getting a database connection at all. */
   connectTimeoutMs?: number;
+  /** Memory for answers read ahead of slow clients (read-ahead.ts); none: sent at the client's pace. */
+  readAhead?: BufferBudget;
   /** Serves GET /metrics and is fed by the handler; no /metrics route when absent (METRICS_ENABLED=false). */
   metrics?: ServiceMetrics;
 }
@@ -96,7 +99,7 @@ export function createApp(deps: AppDeps) {
         const context = contextOf(request);
         context.format = preferredRowFormat(request.headers.get("accept"));
         const read = () =>
-          admission.read(request, (signal) =>
+          admission.read(context.signal, (signal) =>
             readProductCosts(
               deps.sql,
               { monthFrom, monthTo, segment },
@@ -112,7 +115,10 @@ export function createApp(deps: AppDeps) {
         const asked = performance.now();
         const result = await (deps.guard ? deps.guard.run(read) : read());
         context.firstRowsMs = performance.now() - asked;
-        return negotiateCompression(request, rowsResponse(result, context, params));
+        const { headers, source } = rowsAnswer(result, context, params);
+        const { response, outcome } = await sendOk(request, headers, source, { signal: context.signal, budget: deps.readAhead });
+        context.body = outcome;
+        return response;
       },
       {
         query: ProductCostsQuery,

@@ -1,15 +1,12 @@
-// The one place where anything thrown while answering becomes a response. It maps:
-//   ApiError                     → its status and {"detail":"<CODE>"}
+// Elysia's error hook: what the router and the query schema reject, and everything thrown
+// while answering, become responses:
 //   the query schema's failures  → 422 {"detail":[items]}, Pydantic's (product-cost-params.ts)
 //   unknown path / wrong method  → 404 {"detail":"Not Found"} / 405 {"detail":"Method Not Allowed"}
-//   database unavailable/timeout → 503 {"detail":"DATABASE_UNAVAILABLE"}
-//   anything else                → 500 {"detail":"INTERNAL_ERROR"}, the cause in the log only.
+//   anything else                → as failures.ts classifies it (the cause kept for the log line).
 
 import { ValidationError } from "elysia";
-import { isDatabaseUnavailable } from "../db/errors.ts";
+import { classify } from "../failures.ts";
 import { validationItems } from "../validation/product-cost-params.ts";
-import { ClientClosedRequestError } from "./admission.ts";
-import { ApiError, DATABASE_UNAVAILABLE, INTERNAL_ERROR } from "./errors.ts";
 import { contextOf } from "./request-context.ts";
 import type { RequestTarget } from "./request-target.ts";
 import { detailResponse, SECURITY_HEADERS } from "./responses.ts";
@@ -48,31 +45,14 @@ export function routeNotMatched(request: Request): Response {
   return detailResponse(404, "Not Found");
 }
 
-/** The status a failure answers with (503 when the database is unavailable, else 500), also for the log of a body cut short. */
-export function failureStatus(error: unknown): 500 | 503 {
-  return isDatabaseUnavailable(error) ? 503 : 500;
-}
-
-/** What a 503 DATABASE_UNAVAILABLE tells clients to wait before trying again. */
-export const DATABASE_RETRY_AFTER_SECONDS = 5;
-
 export function createErrorHandler() {
   return ({ code, error, request }: { code: unknown; error: unknown; request: Request }): Response => {
-    if (error instanceof ApiError) {
-      if (error.status >= 500) contextOf(request).error = error.cause ?? error;
-      return detailResponse(error.status, error.detail, error.headers);
-    }
     // Only the query's: a response that failed its schema is our fault, a 500.
-    if (error instanceof ValidationError && error.type === "query") {
-      return detailResponse(422, validationItems(error.all));
-    }
+    if (error instanceof ValidationError && error.type === "query") return detailResponse(422, validationItems(error.all));
     if (code === "NOT_FOUND") return routeNotMatched(request);
-    const context = contextOf(request);
-    context.error = error;
-    // Transient by nature (a restart, a migration, a grant away): clients may retry.
-    if (failureStatus(error) === 503) return detailResponse(503, DATABASE_UNAVAILABLE().detail, { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) });
-    // Nobody reads this answer; the status is for the log line (nginx's 499).
-    if (error instanceof ClientClosedRequestError) return detailResponse(499, "CLIENT_CLOSED_REQUEST");
-    return detailResponse(500, INTERNAL_ERROR().detail);
+    const failure = classify(error);
+    // A 4xx is the client's doing: its log line needs no cause.
+    if (failure.status >= 499) contextOf(request).error = error;
+    return detailResponse(failure.status, failure.detail, failure.headers);
   };
 }

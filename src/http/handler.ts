@@ -7,15 +7,13 @@
 // the work after the answer (log line, metrics) is guarded so that its failure is logged,
 // never thrown into the event loop.
 
-import { databaseProblem } from "../db/problems.ts";
 import { clientAddress, type ClientAddress } from "./client-address.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { App } from "./app.ts";
-import { failureStatus, trailingSlashRedirect } from "./error-handler.ts";
+import { trailingSlashRedirect } from "./error-handler.ts";
+import { classify, ClientClosedRequestError, RequestDeadlineError } from "../failures.ts";
 import type { RequestObservation } from "../metrics/service-metrics.ts";
-import { RequestDeadlineError } from "./admission.ts";
-import { observeBody, type BodyEnd, type BodyOutcome } from "./observed-body.ts";
-import { readAhead, type BufferBudget } from "./read-ahead.ts";
+import type { BodyEnd, BodyOutcome } from "./body.ts";
 import { attachContext, type RequestContext } from "./request-context.ts";
 import { oversizedRequest } from "./request-guard.ts";
 import { internalUrl, requestTarget } from "./request-target.ts";
@@ -44,8 +42,6 @@ export interface HandlerOptions {
   observe?: RequestObserver;
   /** Set on every answer (the demo's X-Demo-Data). */
   headers?: Record<string, string>;
-  /** Memory for answers read ahead of slow clients (read-ahead.ts); none: streamed at the client's pace. */
-  readAhead?: BufferBudget;
   /** REQUEST_TIMEOUT_MS: from arrival to the last byte of the body (0: no limit). */
   requestTimeoutMs?: number;
   /** The client address a log line shows (TRUSTED_PROXIES); default: the peer. */
@@ -53,7 +49,7 @@ export interface HandlerOptions {
 }
 
 export function createHandler(app: App, logger: Logger, options: HandlerOptions = {}): FetchHandler {
-  const { observe, headers, readAhead: budget, requestTimeoutMs = 0 } = options;
+  const { observe, headers, requestTimeoutMs = 0 } = options;
   const addressOf = options.clientAddress ?? clientAddress(undefined);
   return async (arrived, server) => {
     const incoming = arrived.headers.get("x-request-id");
@@ -61,6 +57,7 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
       id: incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
       startedAt: performance.now(),
       target: { path: "/", query: undefined },
+      signal: requestSignal(arrived.signal, requestTimeoutMs),
       userAgent: arrived.headers.get("user-agent") ?? undefined,
     };
     try {
@@ -88,25 +85,15 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
       for (const [name, value] of Object.entries(headers ?? {})) response.headers.set(name, value);
     } catch (err) {
       context.error = err;
-      context.streamed = false;
-      response = detailResponse(500, "INTERNAL_ERROR", { "x-request-id": context.id, ...headers });
+      context.body = undefined;
+      const failure = classify(err);
+      response = detailResponse(failure.status, failure.detail, { ...failure.headers, "x-request-id": context.id, ...headers });
     }
-    let ended: Promise<BodyOutcome>;
-    if (context.streamed && response.body) {
-      const source = response.body as ReadableStream<Uint8Array>;
-      const observed = observeBody(budget ? readAhead(source, budget) : source, {
-        clientGone: arrived.signal,
-        deadlineMs: requestTimeoutMs > 0 ? Math.max(1, requestTimeoutMs - (performance.now() - context.startedAt)) : 0,
-        onDeadline: () => (context.error = new RequestDeadlineError(requestTimeoutMs)),
-      });
-      response = new Response(observed.body, { status: response.status, headers: response.headers });
-      ended = observed.outcome;
-    } else {
-      ended = Promise.resolve({ end: "complete", bytes: request.method === "HEAD" ? 0 : bodyBytesOf(response) });
-    }
+    const ended = context.body ?? Promise.resolve<BodyOutcome>({ end: "complete", bytes: request.method === "HEAD" ? 0 : bodyBytesOf(response) });
     const sent = response.status;
     void ended.then((outcome) => {
       const seconds = (performance.now() - context.startedAt) / 1000;
+      if (outcome.error !== undefined) context.error = outcome.error;
       try {
         const status = loggedStatus(sent, outcome.end, context);
         logRequest(logger, request.method, status, sent, outcome, context, seconds);
@@ -120,6 +107,20 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
 }
 
 /**
+ * The request's one deadline: aborted when the client goes away (ClientClosedRequestError)
+ * or `ms` after arrival (RequestDeadlineError), whichever comes first; 0: no deadline.
+ */
+function requestSignal(clientGone: AbortSignal, ms: number): AbortSignal {
+  const deadline = ms > 0 ? AbortSignal.timeout(ms) : undefined;
+  const either = deadline ? AbortSignal.any([clientGone, deadline]) : clientGone;
+  const controller = new AbortController();
+  const abort = () => controller.abort(deadline?.aborted ? new RequestDeadlineError(ms) : new ClientClosedRequestError());
+  if (either.aborted) abort();
+  else either.addEventListener("abort", abort, { once: true });
+  return controller.signal;
+}
+
+/**
  * The status a request is logged and counted with: the one sent, unless the body was cut
  * short. Then 499 when the client went away (nginx's "client closed request"), or the status
  * the failure would have answered (503, 500) when the server broke it off: a body that did
@@ -127,7 +128,7 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
  */
 function loggedStatus(sent: number, end: BodyEnd, context: RequestContext): number {
   if (end === "client_closed") return 499;
-  if (end === "failed") return failureStatus(context.error);
+  if (end === "failed") return classify(context.error).status;
   return sent;
 }
 
@@ -159,11 +160,11 @@ function logRequest(
   const agent = context.userAgent;
   if (agent) fields.user_agent = agent.length > LOGGED_USER_AGENT_MAX ? agent.slice(0, LOGGED_USER_AGENT_MAX) + "…" : agent;
   // A client that left is no error of ours: no cause to report.
-  if (context.error !== undefined && status !== 499) {
+  const failure = context.error !== undefined && status !== 499 ? classify(context.error) : undefined;
+  if (failure) {
     Object.assign(fields, errorFields(context.error));
-    const problem = databaseProblem(context.error);
-    if (problem) Object.assign(fields, { problem: problem.code, fix: problem.fix });
+    if (failure.problem) Object.assign(fields, { problem: failure.problem.code, fix: failure.problem.fix });
   }
-  const level = status >= 500 ? "error" : POLLS.has(path) && status < 400 ? "debug" : "info";
+  const level = failure?.level ?? (status >= 500 ? "error" : POLLS.has(path) && status < 400 ? "debug" : "info");
   logger[level]("request", fields);
 }

@@ -5,10 +5,7 @@
 // It runs after authentication, so only configured keys have buckets: memory is bounded
 // by the number of keys, and an unauthenticated caller always gets 401, never 429.
 
-import { ApiError } from "./errors.ts";
-
-export const RATE_LIMITED = (retryAfterSeconds: number) =>
-  new ApiError(429, "RATE_LIMITED", { "retry-after": String(retryAfterSeconds) });
+import { RATE_LIMITED } from "../failures.ts";
 
 export interface RateLimiter {
   /** Takes one request from the key's allowance; throws 429 RATE_LIMITED when there is none. */

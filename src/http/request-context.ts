@@ -1,9 +1,10 @@
-// What the service learns about one request while answering it, for its log line and
-// metrics: its id, its target (path and query, read once from the URL), which key was used
-// (by label or fingerprint), how many rows went out, and whether the body is streamed (its end is
-// then watched by the handler).
+// What must outlive Elysia's handling of one request: its log line and metrics are written
+// when its body ends, after Elysia is done. Its id, its target (path and query, read once
+// from the URL), its signal (the client gone or the deadline), which key was used, how many
+// rows went out, and how the body ends.
 
 import type { KeyMatch } from "../auth/api-keys.ts";
+import type { BodyOutcome } from "./body.ts";
 import { requestTarget, type RequestTarget } from "./request-target.ts";
 
 export interface RequestContext {
@@ -11,6 +12,8 @@ export interface RequestContext {
   startedAt: number;
   /** The path and query the app routes and validates (never the Host header). */
   target: RequestTarget;
+  /** Aborted when the client goes away or REQUEST_TIMEOUT_MS passes (the reason says which): the one deadline. */
+  signal: AbortSignal;
   /** The key used: its fingerprint, and its label from the key file if it has one. */
   key?: KeyMatch;
   /** Who sent it: the peer, or the client a trusted proxy names (client-address.ts). */
@@ -23,8 +26,8 @@ export interface RequestContext {
   rows?: number;
   /** The cause of a 5xx, for the log (never for the body). */
   error?: unknown;
-  /** Set by routes that stream their body: the handler then watches how the body ends. */
-  streamed?: boolean;
+  /** How a body sent by body.ts ends; absent: a body built whole (responses.ts). */
+  body?: Promise<BodyOutcome>;
 }
 
 const contexts = new WeakMap<Request, RequestContext>();
@@ -38,7 +41,7 @@ export function contextOf(request: Request): RequestContext {
   let context = contexts.get(request);
   if (!context) {
     const target = requestTarget(request.url) ?? { path: "/", query: undefined };
-    context = { id: crypto.randomUUID(), startedAt: performance.now(), target };
+    context = { id: crypto.randomUUID(), startedAt: performance.now(), target, signal: request.signal };
     contexts.set(request, context);
   }
   return context;

@@ -1,9 +1,6 @@
-// Streams product cost rows in an encoding (a JSON array, or CSV). The first batch is already fetched
-// when this runs (so the 200 is only sent for a query that works). If a later batch
-// fails, the stream errors, and the server aborts the connection instead of ending the
-// chunked body: the client sees a broken transfer, never a short array that looks whole.
-// The request's context counts the rows written and keeps the cause of a failure; the
-// handler sees how the body ended (observed-body.ts).
+// Product cost rows as body chunks in an encoding (a JSON array, or CSV). The first batch is
+// already fetched when this runs (so the 200 is only sent for a query that works); a later
+// batch that fails ends the chunks with its error, and body.ts breaks the transfer off.
 
 import type { ProductCostRow, RenderedChunk, RowBatches } from "../db/product-costs.ts";
 import type { RequestContext } from "./request-context.ts";
@@ -40,45 +37,19 @@ export const RENDERED_JSON: RowEncoding<RenderedChunk> = {
 
 const bytes = (body: string | Uint8Array) => (typeof body === "string" ? encoder.encode(body) : body);
 
-export function rowStream<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): ReadableStream<Uint8Array> {
-  context.streamed = true;
-  context.rows = 0; // rows written to the body so far
-  const rest = batches.rest();
-  let opened = false;
-
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        if (!opened) {
-          opened = true;
-          controller.enqueue(bytes(encoding.begin(batches.first)));
-          context.rows = encoding.rows(batches.first);
-          return;
-        }
-        const next = await rest.next();
-        if (next.done) {
-          if (encoding.end) controller.enqueue(bytes(encoding.end));
-          controller.close();
-          return;
-        }
-        if (next.value.length === 0) return;
-        const written = context.rows ?? 0;
-        controller.enqueue(bytes(encoding.more(next.value, written)));
-        context.rows = written + encoding.rows(next.value);
-      } catch (err) {
-        // Erroring the stream makes Bun abort the connection without the last chunk. The
-        // cause goes to the request's log line; erroring with no value keeps Bun from also
-        // printing it, source lines and all, to stderr.
-        context.error = err;
-        controller.error(undefined);
-        await batches.close(err);
-      }
-    },
-    async cancel(reason) {
-      // The client went away: close the read first (a batch in flight is cancelled, the
-      // cursor closed, the connection freed), then the generator, which waits for that batch.
-      await batches.close(reason ?? new Error("client disconnected"));
-      await rest.return(undefined).catch(() => {});
-    },
-  });
+/**
+ * The body's chunks for `batches`: the first from the batch already fetched, then one per
+ * batch, then the end. A failure of the read propagates (the body then breaks off); the rows
+ * written so far are counted in `context.rows` for the log line and metrics.
+ */
+export async function* encodedRows<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): AsyncGenerator<Uint8Array> {
+  context.rows = encoding.rows(batches.first);
+  yield bytes(encoding.begin(batches.first));
+  for await (const batch of batches.rest()) {
+    if (batch.length === 0) continue;
+    const written: number = context.rows;
+    context.rows = written + encoding.rows(batch);
+    yield bytes(encoding.more(batch, written));
+  }
+  if (encoding.end) yield bytes(encoding.end);
 }

@@ -2,6 +2,8 @@
 
 import { readFileSync } from "node:fs";
 import { ConfigError } from "../config.ts";
+import { ListenError } from "../failures.ts";
+import { errorFields, type Logger } from "../log.ts";
 import { detailResponse } from "./responses.ts";
 import type { FetchHandler } from "./handler.ts";
 
@@ -24,7 +26,7 @@ export function readTls(options: ListenOptions): { cert: string; key: string } |
   return { cert: read(options.tlsCertFile, "TLS_CERT_FILE"), key: read(options.tlsKeyFile, "TLS_KEY_FILE") };
 }
 
-export function listen(options: ListenOptions, handler: FetchHandler): Bun.Server<undefined> {
+export function listen(options: ListenOptions, handler: FetchHandler, logger: Logger): Bun.Server<undefined> {
   const tls = readTls(options);
   try {
     return Bun.serve({
@@ -34,16 +36,20 @@ export function listen(options: ListenOptions, handler: FetchHandler): Bun.Serve
       idleTimeout: 60,
       ...(tls ? { tls } : {}),
       fetch: handler,
-      // Last resort if something escapes the app's own error mapping: still JSON, never a stack.
-      error: () => detailResponse(500, "INTERNAL_ERROR"),
+      // Last resort if something escapes the handler's own error mapping: still JSON, never a
+      // stack, and never a 500 without its cause in the log.
+      error: (err) => {
+        logger.error("request failed outside the handler", errorFields(err));
+        return detailResponse(500, "INTERNAL_ERROR");
+      },
     });
   } catch (err) {
     const code = (err as { code?: string }).code;
-    if (code === "EADDRINUSE") throw new ConfigError(`port ${options.port} on ${options.host} is already in use`);
-    if (code === "EACCES") throw new ConfigError(`no permission to listen on ${options.host}:${options.port}`);
-    if (code === "EADDRNOTAVAIL") throw new ConfigError(`address ${options.host} is not available on this machine`);
+    if (code === "EADDRINUSE") throw new ListenError(`port ${options.port} on ${options.host} is already in use`);
+    if (code === "EACCES") throw new ListenError(`no permission to listen on ${options.host}:${options.port}`);
+    if (code === "EADDRNOTAVAIL") throw new ListenError(`address ${options.host} is not available on this machine`);
     if (tls) throw new ConfigError(`TLS certificate or key rejected: ${(err as Error).message}`);
     // A name that does not resolve (ENOTFOUND), or to an address of another machine (ENOTSUP).
-    throw new ConfigError(`cannot listen on ${options.host}:${options.port} (${code ?? (err as Error).message}): HOST must be an address or name of this machine (0.0.0.0: every interface)`);
+    throw new ListenError(`cannot listen on ${options.host}:${options.port} (${code ?? (err as Error).message}): HOST must be an address or name of this machine (0.0.0.0: every interface)`);
   }
 }

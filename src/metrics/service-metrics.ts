@@ -5,7 +5,8 @@
 // are counted by the label the operator gave the key in the key file (`<key>  # label`);
 // keys without one count together as "unlabelled".
 
-import { DATABASE_ERROR_KINDS, databaseErrorKind } from "../db/error-kind.ts";
+import { DATABASE_ERROR_KINDS } from "../db/errors.ts";
+import { classify } from "../failures.ts";
 import type { RollupLag } from "../db/rollup-lag.ts";
 import { Registry } from "./registry.ts";
 
@@ -24,7 +25,7 @@ export interface RequestObservation {
   request: Request;
   /** As logged: the status sent, or 499 / 5xx for a body cut short (see http/handler.ts). */
   status: number;
-  /** How the body ended (http/observed-body.ts). */
+  /** How the body ended (http/body.ts). */
   end: "complete" | "client_closed" | "failed";
   context: { target: { path: string }; key?: { label?: string }; format?: "json" | "csv"; rows?: number; error?: unknown };
   /** From the request's arrival to the last byte of its body (or the failure). */
@@ -46,8 +47,6 @@ export interface PoolState {
 export interface ServiceMetrics {
   /** The exposition text for GET /metrics (the rollup's lag read from the database first). */
   render(): Promise<string>;
-  /** Counts a failure that escaped every request's own handling (logged, never fatal). */
-  unhandledError(): void;
   /** Where the pool gauges read from (the app's admission control). */
   trackPool(read: () => PoolState): void;
   /** Where the rollup's lag gauges read from, at each scrape (undefined: not known, no series). */
@@ -89,12 +88,12 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     `${PREFIX}responses_cut_short_total`,
     "Responses whose body ended before its last byte, by cause: client (the client went away: logged as 499) or server (a failure while streaming: logged as 5xx).",
   );
-  const unhandled = registry.counter(
-    `${PREFIX}unhandled_errors_total`,
-    "Failures no request handled (uncaught exceptions, unhandled rejections): logged, the service keeps running. Any is a bug.",
+  const timeouts = registry.counter(
+    `${PREFIX}request_timeouts_total`,
+    "Requests cut by REQUEST_TIMEOUT_MS: answered 503 before the first byte, or their transfer cut (often a slow client).",
   );
   // Every series that can exist without a request label exists from the start, so rate() works at once.
-  unhandled.inc({}, 0);
+  timeouts.inc({}, 0);
   for (const cause of ["client", "server"]) cutShort.inc({ cause }, 0);
   for (const format of ["csv", "json"]) rows.inc({ format }, 0);
   for (const kind of DATABASE_ERROR_KINDS) dbErrors.inc({ kind }, 0);
@@ -134,7 +133,6 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
       lag = await readLag().catch(() => undefined);
       return registry.render();
     },
-    unhandledError: () => unhandled.inc({}),
     trackPool(read) {
       pool = read;
     },
@@ -152,8 +150,9 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
         if (end !== "complete") cutShort.inc({ cause: end === "client_closed" ? "client" : "server" });
         duration.observe({ route }, seconds);
         if (context.rows !== undefined) rows.inc({ format: context.format ?? "json" }, context.rows);
-        const kind = context.error === undefined ? undefined : databaseErrorKind(context.error);
-        if (kind) dbErrors.inc({ kind });
+        const counted = context.error === undefined ? undefined : classify(context.error).metric;
+        if (counted === "request_timeout") timeouts.inc({});
+        else if (counted) dbErrors.inc({ kind: counted });
       };
     },
   };

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Sql } from "../../src/db/client.ts";
 import { createAdmission } from "../../src/http/admission.ts";
+import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import {
@@ -160,17 +161,20 @@ describeWithPostgres("timeouts and cancellation", () => {
   });
 
   describe("whole-request timeout (REQUEST_TIMEOUT_MS)", () => {
-    const admission = (requestTimeoutMs: number) =>
-      createAdmission({ maxConcurrent: 2, maxQueued: 10, queueTimeoutMs: 10_000, requestTimeoutMs });
+    const admission = () => createAdmission({ maxConcurrent: 2, maxQueued: 10, queueTimeoutMs: 10_000 });
 
-    test("before the first byte: 503 DATABASE_UNAVAILABLE and the statement is cancelled", async () => {
+    test("before the first byte: 503 DATABASE_UNAVAILABLE, the statement is cancelled, counted as a request timeout (not a database one)", async () => {
       const { sql, name } = pool({ statementTimeoutMs: 60_000 });
-      const app = testApp(sql, { firstBatchTimeoutMs: 60_000, admission: admission(700) });
+      const metrics = createServiceMetrics({ version: "v", commit: "c" });
+      const app = testApp(sql, { firstBatchTimeoutMs: 60_000, admission: admission(), requestTimeoutMs: 700, metrics });
       const unlock = await holdLock(db.admin);
       try {
         const res = await app.get(JAN);
-        expect({ status: res.status, body: await res.text() }).toEqual({ status: 503, body: UNAVAILABLE });
-        expect(await lastLog(app)).toMatchObject({ status: 503, error_code: "DATABASE_DEADLINE" });
+        expect({ status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.text() }).toEqual({ status: 503, retryAfter: "5", body: UNAVAILABLE });
+        expect(await lastLog(app)).toMatchObject({ status: 503, level: "error", error_code: "REQUEST_TIMEOUT" });
+        const text = await metrics.render();
+        expect(text).toContain('product_cost_export_database_errors_total{kind="timeout"} 0\n');
+        expect(text).toContain("product_cost_export_request_timeouts_total 1\n");
         await waitUntil("the statement is cancelled while the lock is still held", () => allIdle(name));
       } finally {
         await unlock();
@@ -179,8 +183,8 @@ describeWithPostgres("timeouts and cancellation", () => {
 
     test("mid-response: a reader too slow for the deadline gets a broken transfer and the cursor is closed", async () => {
       const { sql, name } = pool();
-      const slots = admission(1500);
-      const app = testApp(sql, { batchSize: 100, admission: slots });
+      const slots = admission();
+      const app = testApp(sql, { batchSize: 100, admission: slots, requestTimeoutMs: 1500 });
       const server = serveOnSocket(app.handle);
       servers.push(server);
       const client = rawExchange(server.port, rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY));
@@ -195,7 +199,7 @@ describeWithPostgres("timeouts and cancellation", () => {
       const raw = client.received();
       expect(raw.startsWith("HTTP/1.1 200 OK\r\n")).toBe(true);
       expect(endsChunkedBody(raw)).toBe(false);
-      expect(await lastLog(app)).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "DATABASE_DEADLINE" });
+      expect(await lastLog(app)).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "REQUEST_TIMEOUT" });
     });
   });
 });

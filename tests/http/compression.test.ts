@@ -3,7 +3,8 @@
 // never compressed; a failure midway still breaks the transfer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import zlib from "node:zlib";
-import { chooseEncoding, MIN_COMPRESSED_BYTES, negotiateCompression } from "../../src/http/compression.ts";
+import { sendOk } from "../../src/http/body.ts";
+import { chooseEncoding, MIN_COMPRESSED_BYTES } from "../../src/http/compression.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { endsChunkedBody, rawExchange, serveOnSocket } from "../support/faults.ts";
@@ -159,24 +160,20 @@ describeBackends("compression on $name", (backend) => {
 });
 
 describe("a failure midway through a compressed answer", () => {
-  // A body that sends 64 KiB of JSON-like text and then fails, as the row stream does when
-  // the database goes away between batches.
-  function failingRows(): Response {
-    let sent = 0;
+  // A body that sends 64 KiB of JSON-like text and then fails, as the rows do when the
+  // database goes away between batches.
+  async function failingRows(request: Request): Promise<Response> {
     const chunk = new TextEncoder().encode("[" + '{"erp_sku":"SKU-X","purchase_cost_usd":1.5},'.repeat(400));
-    return new Response(
-      new ReadableStream<Uint8Array>({
-        pull(controller) {
-          if (sent++ < 8) controller.enqueue(chunk);
-          else controller.error(undefined); // how the row stream fails: no value, Bun aborts the connection
-        },
-      }),
-      { status: 200, headers: { "content-type": "application/json" } },
-    );
+    async function* chunks() {
+      for (let sent = 0; sent < 8; sent++) yield chunk;
+      throw new Error("the database went away");
+    }
+    const source = { chunks: chunks(), close: async () => {} };
+    return (await sendOk(request, { "content-type": "application/json" }, source, { signal: new AbortController().signal })).response;
   }
 
   test.each([["gzip"], ["br"]])("%s: the connection is cut without the last chunk, and what came does not decode as a whole", async (coding) => {
-    const server = serveOnSocket((request) => negotiateCompression(request, failingRows()));
+    const server = serveOnSocket((request) => failingRows(request));
     try {
       const client = rawExchange(server.port, `GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: ${coding}\r\n\r\n`);
       expect(await client.closed()).toBe(true);

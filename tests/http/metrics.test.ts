@@ -57,7 +57,7 @@ describeBackends("metrics on $name", (backend) => {
       `# TYPE ${P}rows_served_total counter`,
       `# TYPE ${P}database_errors_total counter`,
       `# TYPE ${P}responses_cut_short_total counter`,
-      `# TYPE ${P}unhandled_errors_total counter`,
+      `# TYPE ${P}request_timeouts_total counter`,
       `# TYPE ${P}database_pool_connections gauge`,
       `# TYPE ${P}database_pool_max gauge`,
       `# TYPE ${P}database_pool_waiting gauge`,
@@ -70,7 +70,7 @@ describeBackends("metrics on $name", (backend) => {
     ]);
     expect(samples(text, `${P}build_info`)).toEqual([`${P}build_info{version="1.2.3",commit="abc123"} 1`]);
     expect(samples(text, `${P}rows_served_total`)).toEqual([`${P}rows_served_total{format="csv"} 0`, `${P}rows_served_total{format="json"} 0`]);
-    expect(samples(text, `${P}unhandled_errors_total`)).toEqual([`${P}unhandled_errors_total 0`]);
+    expect(samples(text, `${P}request_timeouts_total`)).toEqual([`${P}request_timeouts_total 0`]);
     expect(text.endsWith("\n")).toBe(true);
   });
 

@@ -38,7 +38,7 @@ describeWithPostgres("overload", () => {
 
   describe("bounded reads and queue", () => {
     test("past DB_POOL_MAX running and REQUEST_QUEUE_MAX waiting: 503 OVERLOADED with Retry-After, at once", async () => {
-      const admission = createAdmission({ maxConcurrent: 2, maxQueued: 2, queueTimeoutMs: 30_000, requestTimeoutMs: 0 });
+      const admission = createAdmission({ maxConcurrent: 2, maxQueued: 2, queueTimeoutMs: 30_000 });
       const app = testApp(sql, { admission });
       const unlock = await holdLock(db.admin);
       let admitted: Promise<{ status: number; body: string }>[] = [];
@@ -59,7 +59,7 @@ describeWithPostgres("overload", () => {
     });
 
     test("a request that waits longer than REQUEST_QUEUE_TIMEOUT_MS gets 503 OVERLOADED", async () => {
-      const admission = createAdmission({ maxConcurrent: 1, maxQueued: 10, queueTimeoutMs: 300, requestTimeoutMs: 0 });
+      const admission = createAdmission({ maxConcurrent: 1, maxQueued: 10, queueTimeoutMs: 300 });
       const app = testApp(sql, { admission });
       const unlock = await holdLock(db.admin);
       let first: Promise<{ status: number; body: string }> | undefined;
@@ -74,7 +74,7 @@ describeWithPostgres("overload", () => {
     });
 
     test("a burst of 2,000 requests costs a bounded queue, not 2,000 waiting reads", async () => {
-      const admission = createAdmission({ maxConcurrent: 2, maxQueued: 20, queueTimeoutMs: 60_000, requestTimeoutMs: 0 });
+      const admission = createAdmission({ maxConcurrent: 2, maxQueued: 20, queueTimeoutMs: 60_000 });
       const app = testApp(sql, { admission });
       const unlock = await holdLock(db.admin);
       const statuses = new Map<number, number>();
@@ -94,7 +94,7 @@ describeWithPostgres("overload", () => {
     });
 
     test("a client that gives up while queued leaves the queue", async () => {
-      const admission = createAdmission({ maxConcurrent: 1, maxQueued: 5, queueTimeoutMs: 60_000, requestTimeoutMs: 0 });
+      const admission = createAdmission({ maxConcurrent: 1, maxQueued: 5, queueTimeoutMs: 60_000 });
       const app = testApp(sql, { admission });
       const unlock = await holdLock(db.admin);
       try {

@@ -121,7 +121,7 @@ describeWithPostgres("read-ahead", () => {
       client.pause();
       await waitUntil("the read is done on the server", async () => !(await inTransaction(name)));
       await waitUntil("the deadline cuts the transfer", () => app.logs.some((l) => l.msg === "request"));
-      expect(app.logs.find((l) => l.msg === "request")).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "DATABASE_DEADLINE" });
+      expect(app.logs.find((l) => l.msg === "request")).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "REQUEST_TIMEOUT" });
       client.resume();
       expect(await client.closed()).toBe(true);
       expect(bodyOf(client.received())).toBeNull();

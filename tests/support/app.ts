@@ -40,7 +40,7 @@ export interface TestAppOptions {
   metrics?: ServiceMetrics;
   /** Reads answers ahead of slow clients into this budget (none: streamed at the client's pace). */
   readAhead?: BufferBudget;
-  /** The whole-request deadline applied to the body's delivery (0: none). */
+  /** REQUEST_TIMEOUT_MS: the whole-request deadline, from arrival to the body's last byte (0: none). */
   requestTimeoutMs?: number;
   /** DOCS_ENABLED (default on). */
   docsEnabled?: boolean;
@@ -64,11 +64,11 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     admission: options.admission,
     rateLimiter: options.rateLimiter,
     metrics: options.metrics,
+    readAhead: options.readAhead,
     docsEnabled: options.docsEnabled,
   });
   const handle = createHandler(app, logger, {
     observe: options.metrics?.observer(app.routes),
-    readAhead: options.readAhead,
     requestTimeoutMs: options.requestTimeoutMs,
     clientAddress: clientAddress(options.trustedProxies),
   });

@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { databaseErrorKind } from "../../src/db/error-kind.ts";
-import { DatabaseDeadlineError } from "../../src/db/errors.ts";
+import { databaseErrorKind, DatabaseDeadlineError } from "../../src/db/errors.ts";
 
 const pgError = (code: string) => new postgres.PostgresError({ code, message: `server said ${code}` } as never);
 const clientError = (code: string) => Object.assign(new Error(code), { code });

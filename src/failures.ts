@@ -1,0 +1,105 @@
+// The one place that decides what a failure means, wherever it happens: the status and body
+// a client gets, the problem code and fix its log line names, the kind /metrics counts it
+// under, the log level, and the exit code of a command it stops. Each error type means one
+// thing; anything not named here is a bug: 500 INTERNAL_ERROR (the cause in the log only), exit 1.
+//
+//   ApiError                   its status and {"detail":"<CODE>"} (401, 400, 429, 503 ...)
+//   ClientClosedRequestError   499, logged at info: nobody reads the answer (nginx's status)
+//   RequestDeadlineError       503 DATABASE_UNAVAILABLE as before, counted as a request timeout
+//   database unavailable       503 DATABASE_UNAVAILABLE + Retry-After, by kind (db/errors.ts)
+//   a query PostgreSQL refused 500, counted as a database error of kind "query"
+//   ConfigError, ListenError,  exit 2: the operator fixes how it is run (systemd does not
+//   DataError, InterruptedError  restart after 2); any other failure of a command exits 1
+
+import { ConfigError } from "./config.ts";
+import { databaseErrorKind, type DatabaseErrorKind } from "./db/errors.ts";
+import { databaseProblem, type DatabaseProblem } from "./db/problems.ts";
+import { errorFields, type Level, type Logger } from "./log.ts";
+
+/** An answer with a fixed status and `{"detail": "<code>"}` body. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+}
+
+export const NOT_CONFIGURED = () => new ApiError(503, "EXTERNAL_API_NOT_CONFIGURED");
+export const INVALID_API_KEY = () => new ApiError(401, "INVALID_API_KEY");
+export const INVALID_MONTH_RANGE = () => new ApiError(400, "INVALID_MONTH_RANGE");
+export const OVERLOADED = (retryAfterSeconds: number) => new ApiError(503, "OVERLOADED", { "retry-after": String(retryAfterSeconds) });
+export const RATE_LIMITED = (retryAfterSeconds: number) => new ApiError(429, "RATE_LIMITED", { "retry-after": String(retryAfterSeconds) });
+
+/** The client closed the connection before its answer was done. */
+export class ClientClosedRequestError extends Error {
+  readonly code = "CLIENT_CLOSED_REQUEST";
+  constructor() {
+    super("the client closed the connection");
+  }
+}
+
+/** REQUEST_TIMEOUT_MS passed before the answer's last byte: a slow request or a slow client, not a slow database. */
+export class RequestDeadlineError extends Error {
+  readonly code = "REQUEST_TIMEOUT";
+  constructor(readonly ms: number) {
+    super(`request not finished within REQUEST_TIMEOUT_MS (${ms} ms)`);
+  }
+}
+
+/** The address or port cannot be listened on. */
+export class ListenError extends Error {}
+
+/** Input data a command was given is wrong (load-csv's file); the message names where. */
+export class DataError extends Error {}
+
+/** The operator interrupted a prompt (Ctrl-C). */
+export class InterruptedError extends Error {}
+
+/** What a 503 DATABASE_UNAVAILABLE tells clients to wait before trying again. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** What /metrics counts a failure under: database_errors_total{kind}, or request_timeouts_total. */
+export type FailureMetric = DatabaseErrorKind | "request_timeout";
+
+export interface Failure {
+  status: number;
+  detail: string;
+  headers: Record<string, string>;
+  level: Level;
+  metric?: FailureMetric;
+  /** A problem only the operator can fix: its code and fix go into the log line. */
+  problem?: DatabaseProblem;
+  exitCode: 1 | 2;
+}
+
+const EXIT_2 = [ConfigError, ListenError, DataError, InterruptedError];
+
+export function classify(err: unknown): Failure {
+  const exitCode = EXIT_2.some((type) => err instanceof type) ? 2 : 1;
+  if (err instanceof ApiError) return { status: err.status, detail: err.detail, headers: err.headers, level: err.status >= 500 ? "error" : "info", exitCode };
+  if (err instanceof ClientClosedRequestError) return { status: 499, detail: "CLIENT_CLOSED_REQUEST", headers: {}, level: "info", exitCode };
+  // Transient by nature (a restart, a migration, a grant away): clients may retry.
+  const unavailable = { status: 503, detail: "DATABASE_UNAVAILABLE", headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) }, level: "error", exitCode } as const;
+  if (err instanceof RequestDeadlineError) return { ...unavailable, metric: "request_timeout" };
+  const kind = databaseErrorKind(err);
+  const problem = databaseProblem(err);
+  if (kind && kind !== "query") return { ...unavailable, metric: kind, ...(problem ? { problem } : {}) };
+  return { status: 500, detail: "INTERNAL_ERROR", headers: {}, level: "error", exitCode, ...(kind ? { metric: kind } : {}) };
+}
+
+/**
+ * After an uncaught exception or an unhandled rejection the process's state is unknown (a
+ * pool, a stream, a timer half done): it is logged with its cause and the process exits 1, so
+ * systemd restarts it (Restart=on-failure) and balancers move to the other instances meanwhile.
+ */
+export function exitOnUncaught(logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): void {
+  const fatal = (kind: string) => (err: unknown) => {
+    logger.error(`fatal: ${kind}`, errorFields(err));
+    exit(1);
+  };
+  process.on("uncaughtException", fatal("uncaught exception"));
+  process.on("unhandledRejection", fatal("unhandled rejection"));
+}

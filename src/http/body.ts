@@ -1,0 +1,205 @@
+// The one stream every 200 body goes out through. Its source is the answer's identity bytes:
+// chunks read on demand (the rows, encoded), or bytes already whole. On the way it
+//   - reads ahead of a slow client into the shared budget (read-ahead.ts), so the read ends
+//     and its database connection is freed while the client takes the bytes at its pace;
+//   - compresses (compression.ts) when the client accepts it and the first chunk is 1 KiB;
+//   - counts the bytes handed to the server, and reports how the body ended: complete,
+//     client_closed (the client went away) or failed (the source failed, or the request's
+//     deadline passed), with the cause.
+// A body that fails errors the stream, so Bun aborts the connection: the client sees a broken
+// transfer (an unfinished gzip or brotli stream), never a shorter body that looks whole.
+// The request's signal (handler.ts: the client gone, or REQUEST_TIMEOUT_MS) cuts it wherever
+// it stands; the source is then closed (a statement cancelled, the cursor closed).
+
+import { ClientClosedRequestError } from "../failures.ts";
+import { addVary, chooseEncoding, compressor, MIN_COMPRESSED_BYTES } from "./compression.ts";
+import type { BufferBudget } from "./read-ahead.ts";
+
+export type BodyEnd = "complete" | "client_closed" | "failed";
+
+export interface BodyOutcome {
+  end: BodyEnd;
+  /** Body bytes sent; undefined when not known (a body the service did not build itself). */
+  bytes: number | undefined;
+  /** Why a body failed, for the log line. */
+  error?: unknown;
+}
+
+/** A 200's identity bytes: chunks pulled as needed (`close` stops the read behind them early), or bytes already whole. */
+export type BodySource = Uint8Array | { chunks: AsyncIterator<Uint8Array>; close(reason: unknown): Promise<void> };
+
+export interface SendOptions {
+  /** The request's: aborted when the client goes away or the deadline passes; its reason says which. */
+  signal: AbortSignal;
+  /** Memory to read ahead into; none: read at the client's pace. */
+  budget?: BufferBudget;
+}
+
+/** The 200 with `headers` and the body of `source`, and how that body ends. */
+export async function sendOk(
+  request: Request,
+  headers: Record<string, string>,
+  source: BodySource,
+  options: SendOptions,
+): Promise<{ response: Response; outcome: Promise<BodyOutcome> }> {
+  const h = new Headers(headers);
+  addVary(h, "Accept-Encoding");
+  // The first chunk is the first batch, already in memory: reading it waits for nothing.
+  const first = source instanceof Uint8Array ? source : (await source.chunks.next()).value;
+  const wanted = chooseEncoding(request.headers.get("accept-encoding"));
+  const coding = wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? wanted : null;
+  if (coding) h.set("content-encoding", coding);
+  const { body, outcome } = bodyStream(first, source instanceof Uint8Array ? undefined : source, coding, options);
+  return { response: new Response(body, { status: 200, headers: h }), outcome };
+}
+
+function bodyStream(
+  first: Uint8Array | undefined,
+  rest: Exclude<BodySource, Uint8Array> | undefined,
+  coding: "br" | "gzip" | null,
+  { signal, budget }: SendOptions,
+) {
+  const z = coding ? compressor(coding) : undefined;
+  const ahead = budget !== undefined && budget.maxBytes > 0;
+  const ownMax = ahead ? budget.maxBytes / 4 : 0;
+  const queue: Uint8Array[] = [];
+  let queued = 0;
+  let pending: Uint8Array | undefined = first;
+  let produced = false; // every byte of the body is in the queue
+  let failure: { error: unknown } | undefined;
+  let stopped = false;
+  let clientWaiting = false;
+  let wakeClient: (() => void) | undefined;
+  let wakeProducer: (() => void) | undefined;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let bytes = 0;
+  let report!: (outcome: BodyOutcome) => void;
+  const outcome = new Promise<BodyOutcome>((resolve) => (report = resolve));
+  let ended = false;
+
+  const wake = (which: "client" | "producer") => {
+    const w = which === "client" ? wakeClient : wakeProducer;
+    if (which === "client") wakeClient = undefined;
+    else wakeProducer = undefined;
+    w?.();
+  };
+  const enqueue = (chunks: Uint8Array[]) => {
+    for (const chunk of chunks) {
+      if (chunk.byteLength === 0) continue;
+      queue.push(chunk);
+      queued += chunk.byteLength;
+      budget?.take(chunk.byteLength);
+    }
+  };
+  // One step: the next identity chunk, compressed when asked, into the queue.
+  const step = async () => {
+    let next: IteratorResult<Uint8Array>;
+    if (pending) next = { done: false, value: pending };
+    else next = rest ? await rest.chunks.next() : { done: true, value: undefined };
+    pending = undefined;
+    if (stopped) return;
+    if (next.done) {
+      if (z) enqueue(await z.end());
+      produced = true;
+    } else {
+      enqueue(z ? await z.write(next.value) : [next.value]);
+    }
+  };
+  // Produces while the client waits on an empty queue, or ahead of it while this answer's
+  // share and the whole budget have room; otherwise at the client's pace.
+  const produce = async () => {
+    try {
+      while (!produced && !stopped) {
+        while (!stopped && !(clientWaiting && queue.length === 0) && !(ahead && queued < ownMax && budget.hasRoom())) {
+          const room = new Promise<void>((resolve) => (wakeProducer = resolve));
+          await (ahead ? Promise.race([room, budget.nextRoom()]) : room);
+        }
+        if (stopped) return;
+        await step();
+        wake("client");
+      }
+    } catch (error) {
+      failure = { error };
+      produced = true;
+      z?.destroy();
+      void rest?.close(error).catch(() => {});
+      wake("client");
+    }
+  };
+
+  const finish = (end: BodyEnd, error?: unknown) => {
+    if (ended) return;
+    ended = true;
+    signal.removeEventListener("abort", onAbort);
+    report({ end, bytes, ...(error !== undefined ? { error } : {}) });
+  };
+  const stop = (reason: unknown) => {
+    stopped = true;
+    z?.destroy();
+    budget?.give(queued);
+    queue.length = 0;
+    queued = 0;
+    wake("producer");
+    if (rest) {
+      void rest.close(reason).catch(() => {});
+      void Promise.resolve(rest.chunks.return?.()).catch(() => {});
+    }
+  };
+  const onAbort = () => {
+    if (ended) return;
+    const reason = signal.reason;
+    finish(reason instanceof ClientClosedRequestError ? "client_closed" : "failed", reason);
+    stop(reason);
+    // With no value: the cause goes to the request's log line, and Bun would otherwise print
+    // it, source lines and all, to stderr.
+    try {
+      controller.error(undefined);
+    } catch {
+      // already closed
+    }
+    wake("client");
+  };
+  if (signal.aborted) queueMicrotask(onAbort);
+  else signal.addEventListener("abort", onAbort, { once: true });
+  void produce();
+
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      async pull(c) {
+        while (queue.length === 0 && !produced && !ended) {
+          clientWaiting = true;
+          wake("producer");
+          await new Promise<void>((resolve) => (wakeClient = resolve));
+        }
+        clientWaiting = false;
+        if (ended) return;
+        const chunk = queue.shift();
+        if (chunk) {
+          queued -= chunk.byteLength;
+          budget?.give(chunk.byteLength);
+          bytes += chunk.byteLength;
+          c.enqueue(chunk);
+          wake("producer");
+          return;
+        }
+        if (failure) {
+          finish("failed", failure.error);
+          c.error(undefined);
+          return;
+        }
+        c.close();
+        finish("complete");
+      },
+      cancel(reason) {
+        if (ended) return;
+        finish("client_closed");
+        stop(reason ?? new ClientClosedRequestError());
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { body, outcome };
+}
