@@ -24,6 +24,7 @@ export async function runMigrate({ config, own }: CommandLine, logger: Logger): 
     return;
   }
   const db = await openDatabase(config, false, logger, { migrating: true });
+  let failed = false;
   try {
     if (dryRun) {
       const steps = await plannedMigrations(db.sql);
@@ -45,11 +46,13 @@ export async function runMigrate({ config, own }: CommandLine, logger: Logger): 
     const refreshed = await refreshWithProgress("migrate", db.sql);
     logger.info("refreshed", { ...refreshed });
   } catch (err) {
+    failed = true;
     // A database that cannot be migrated at all: its cause and the fix, in one line.
     const found = databaseProblem(await identifyPeer(err));
     if (found) throw new Error(`cannot migrate: ${found.cause}; ${found.fix}`);
     throw err;
   } finally {
-    await db.close(5);
+    // After a failure nothing is worth waiting for: a connection attempt still under way would hold the exit for the whole grace.
+    await db.close(failed ? 0 : 5);
   }
 }
