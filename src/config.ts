@@ -6,8 +6,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { DatabaseUrlError, parseDatabaseUrl, type DatabaseTarget } from "./db/connection-url.ts";
-import { parseTrustedProxies } from "./http/client-address.ts";
+import { DatabaseUrlError, parseDatabaseUrl, type DatabaseTarget } from "./database-url.ts";
+import { parseTrustedProxies } from "./trusted-proxies.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";

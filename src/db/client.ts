@@ -4,7 +4,7 @@
 
 import postgres from "postgres";
 import type { Logger } from "../log.ts";
-import { connectOptions, parseDatabaseUrl } from "./connection-url.ts";
+import { connectOptions, parseDatabaseUrl } from "../database-url.ts";
 
 export type Sql = postgres.Sql<{}>;
 
@@ -43,7 +43,7 @@ export interface PoolOptions {
 export const SERVING_SETTINGS = { work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan", jit: "off" } as const;
 
 export function createPool(options: PoolOptions): Sql {
-  // A URL is read as libpq reads it (connection-url.ts): its parameters become options, never server settings.
+  // A URL is read as libpq reads it (database-url.ts): its parameters become options, never server settings.
   const target = options.path ? undefined : parseDatabaseUrl(options.url ?? "postgres://postgres@localhost/postgres");
   const connectTimeoutS = target?.connectTimeoutS ?? Math.max(1, Math.ceil(options.connectTimeoutMs / 1000));
   return postgres({

@@ -7,7 +7,7 @@ export type { Database } from "./database.ts";
 import { ConfigError, type Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { createPool } from "./client.ts";
-import { maskDatabaseUrl } from "./connection-url.ts";
+import { maskDatabaseUrl } from "../database-url.ts";
 import type { Database } from "./database.ts";
 import { openEmbedded } from "./embedded/embedded.ts";
 import { pendingMigrations } from "./migrations.ts";

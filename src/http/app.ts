@@ -27,9 +27,9 @@ import { contextOf } from "./request-context.ts";
 import { compactJson, jsonResponse } from "./responses.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import { rowsAnswer } from "./rows-response.ts";
+import { PRODUCT_COSTS_PATH } from "./routes.ts";
 import { ProductCostsQuery } from "./schemas.ts";
 
-export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
 
 export interface AppDeps {
   /** The active keys; a function so that SIGHUP can swap them without a restart. */
@@ -137,8 +137,10 @@ export function createApp(deps: AppDeps) {
     );
 
   const healthz = compactJson({ detail: "OK", ...(deps.build ? { version: deps.build.version, commit: deps.build.commit } : {}) });
-  return new Elysia()
-    .onError(createErrorHandler())
+  // The routes are read when a request matches none: by then the app below has them all.
+  let served: () => readonly { method: string; path: string }[] = () => [];
+  const app = new Elysia()
+    .onError(createErrorHandler(() => served()))
     .use(deps.docsEnabled === false ? new Elysia() : apiDocs())
     .use(metricsRoute(deps.metrics))
     .get("/healthz", () => jsonResponse(200, healthz), { detail: { hide: true } })
@@ -165,6 +167,8 @@ export function createApp(deps: AppDeps) {
       { detail: { hide: true } },
     )
     .use(productCosts);
+  served = () => app.routes;
+  return app;
 }
 
 const NO_KEYS_FIX = "add a key to the key file (product-cost-export generate-key) and reload, or set PRODUCT_COST_API_KEYS (README: API keys)";

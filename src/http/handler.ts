@@ -10,7 +10,7 @@
 import { clientAddress, type ClientAddress } from "./client-address.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { App } from "./app.ts";
-import { trailingSlashRedirect } from "./error-handler.ts";
+import { trailingSlashRedirect } from "./routes.ts";
 import { classify, ClientClosedRequestError, RequestDeadlineError } from "../failures.ts";
 import type { RequestObservation } from "../metrics/service-metrics.ts";
 import type { BodyEnd, BodyOutcome } from "./body.ts";

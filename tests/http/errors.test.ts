@@ -198,7 +198,7 @@ describe("routing quirks kept from Starlette", () => {
 describe("the error hook", () => {
   test("a response that fails its own schema is a 500 INTERNAL_ERROR, never a query's 422", async () => {
     const app = new Elysia()
-      .onError(createErrorHandler())
+      .onError(createErrorHandler(() => []))
       .get("/r", () => ({ month_from: 1 }) as never, { response: t.Object({ month_from: t.String() }) });
     const r = await app.handle(new Request("http://localhost/r"));
     expect([r.status, await r.text()]).toEqual([500, '{"detail":"INTERNAL_ERROR"}']);

@@ -131,6 +131,9 @@ describeBackends("metrics on $name", (backend) => {
       await (await app.get(path, headers)).text();
     }
     await (await app.handle(new Request("http://localhost/healthz", { method: "POST" }))).text();
+    // /metrics is a known path like the others: another method is 405 with its Allow, not 404.
+    const postMetrics = await app.handle(new Request("http://localhost/metrics", { method: "POST" }));
+    expect([postMetrics.status, postMetrics.headers.get("allow"), await postMetrics.text()]).toEqual([405, "GET, HEAD", '{"detail":"Method Not Allowed"}']);
     const { text } = await scrape(app);
     expect(samples(text, `${P}http_requests_total`)).toEqual([
       `${P}http_requests_total{method="GET",route="/docs",status="307"} 1`, // /docs/ is sent to /docs
@@ -140,6 +143,7 @@ describeBackends("metrics on $name", (backend) => {
       `${P}http_requests_total{method="GET",route="/healthz",status="200"} 2`,
       `${P}http_requests_total{method="GET",route="unmatched",status="404"} 2`,
       `${P}http_requests_total{method="POST",route="/healthz",status="405"} 1`,
+      `${P}http_requests_total{method="POST",route="/metrics",status="405"} 1`,
     ]);
   });
 

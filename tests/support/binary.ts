@@ -28,11 +28,11 @@ export function newestSource(): { file: string; mtimeMs: number } {
  * The executable the e2e tests run, checked: present, and built after every source changed
  * (a stale dist/ would test yesterday's code and pass or fail for the wrong reason).
  */
-export function builtBinary(): string {
-  if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`bash build.sh\` first`);
+export function builtBinary(path = BINARY): string {
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`bash build.sh\` first`);
   const newest = newestSource();
-  if (statSync(BINARY).mtimeMs < newest.mtimeMs) throw new Error(`${BINARY} is older than ${newest.file}: run \`bash build.sh\` (or \`bash build.sh test\`)`);
-  return BINARY;
+  if (statSync(path).mtimeMs < newest.mtimeMs) throw new Error(`${path} is older than ${newest.file}: run \`bash build.sh\` (or \`bash build.sh test\`)`);
+  return path;
 }
 
 /** A fresh empty directory holding only a copy of the executable. */
