@@ -3,6 +3,7 @@
 // failure into an exit code (failures.ts classifies it: 2 for bad configuration, usage or
 // input, 1 otherwise).
 
+import "./production-mode.ts"; // first: before any library reads NODE_ENV
 import { readCommandLine } from "./cli/command-line.ts";
 import { commandHelp, commandNamed } from "./cli/commands.ts";
 import { classify, exitOnUncaught } from "./failures.ts";
