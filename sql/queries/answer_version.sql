@@ -3,7 +3,8 @@
 -- attributes, or everything. Read before the rows (or instead of them, for a 304): a
 -- version never names a state newer than the rows read after it. The table's oid tells a
 -- table made again (a restore) from the one whose counts a client saw.
--- Also changed_at: when a write last changed what the range shows (null: none recorded).
+-- Also changed_at: when a write last changed what the range shows, ISO 8601 in UTC to the
+-- millisecond (null: none recorded).
 --   $1 first day (date)   $2 last day (date)
 with bounds as (
   select $1::date as first_day, $2::date as last_day,
@@ -39,5 +40,5 @@ folded as (
 select
   concat_ws('.', 'product_cost_folded_changes'::regclass::oid,
     f.days + w.days, f.attributes + w.attributes, f.everything + w.everything) as version,
-  greatest(f.changed_at, w.changed_at) as changed_at
+  to_char(greatest(f.changed_at, w.changed_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as changed_at
 from folded f, waiting_totals w

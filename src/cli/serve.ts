@@ -4,6 +4,7 @@
 
 import { loadKeyRing, type ApiKeyRing } from "../auth/api-keys.ts";
 import { ConfigError, type Config } from "../config.ts";
+import { createAnswerCache } from "../http/answer-cache.ts";
 import { startBackgroundRefresh } from "../db/background-refresh.ts";
 import { createDatabaseGuard } from "../db/database-guard.ts";
 import { openDatabase } from "../db/open.ts";
@@ -70,6 +71,7 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
       queueTimeoutMs: config.requestQueueTimeoutMs,
     }),
     readAhead: createBufferBudget(config.responseBufferMb * 2 ** 20),
+    ...(config.answerCacheMb > 0 ? { answerCache: createAnswerCache(config.answerCacheMb * 2 ** 20) } : {}),
     ...(config.rateLimitPerMinute > 0 ? { rateLimiter: createRateLimiter(config.rateLimitPerMinute) } : {}),
     metrics,
   });

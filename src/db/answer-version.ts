@@ -1,20 +1,27 @@
 // The version of the answers for a range (sql/queries/answer_version.sql, migration 0007):
 // what an ETag names. It changes exactly when a committed write changes the range's days, a
 // product's attributes or everything, never when a write touches only other days or a
-// refresh only folds. Read before the rows, so it never names a state newer than they are.
+// refresh only folds. Read before the rows, so it never names a state newer than they are;
+// read with the same protections as the rows (deadlines, the request's signal, one retry).
 
 import answerVersionQuery from "../../sql/queries/answer_version.sql" with { type: "text" };
 import type { Sql } from "./client.ts";
+import { readRow, type ReadOptions } from "./product-costs.ts";
 
 export interface AnswerVersion {
   /** Opaque; equal for two reads exactly when the answers (every segment) are the same. */
   version: string;
-  /** When a write last changed what the range shows, by the writer's clock; null when none is recorded. */
-  changedAt: Date | null;
+  /** When a write last changed what the range shows (ISO 8601, UTC, by the writer's clock); null when none is recorded. */
+  changedAt: string | null;
 }
 
 /** The version of the answers for [firstDay, lastDay] (YYYY-MM-DD, inclusive), any segment. */
-export async function readAnswerVersion(sql: Sql, firstDay: string, lastDay: string): Promise<AnswerVersion> {
-  const [row] = (await sql.unsafe(answerVersionQuery, [firstDay, lastDay], { prepare: true })) as unknown as { version: string; changed_at: Date | null }[];
-  return { version: row!.version, changedAt: row!.changed_at };
+export async function readAnswerVersion(
+  sql: Sql,
+  firstDay: string,
+  lastDay: string,
+  options: Omit<ReadOptions, "batchSize" | "rendered"> = { firstBatchTimeoutMs: 30_000 },
+): Promise<AnswerVersion> {
+  const row = await readRow(sql, { text: answerVersionQuery, params: [firstDay, lastDay] }, options);
+  return { version: row![0]!.toString(), changedAt: row![1] ? row![1].toString() : null };
 }

@@ -242,6 +242,16 @@ async function open<T>(sql: Sql, statement: Statement, options: ReadOptions): Pr
   }
 }
 
+/**
+ * The one row of a one-row statement (its columns' bytes), read with a read's protections:
+ * the first-answer and connection deadlines, the signal, one retry on a stale connection.
+ */
+export async function readRow(sql: Sql, statement: Statement, options: Omit<ReadOptions, "batchSize" | "rendered">): Promise<Buffer[] | undefined> {
+  const batches = await open<Buffer[]>(sql, statement, { ...options, batchSize: 2 });
+  await batches.close(); // a one-row result has ended already: nothing to cancel
+  return batches.first[0];
+}
+
 // A rendered chunk holds 2,000 rows: a few of them a fetch.
 const RENDERED_CHUNKS_PER_BATCH = 2;
 

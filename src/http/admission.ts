@@ -29,6 +29,8 @@ export interface Admission {
    * is held until they are read to the end or closed. Throws 503 OVERLOADED when no slot comes.
    */
   read<R extends { batches: RowBatches<unknown> }>(signal: AbortSignal, open: (signal: AbortSignal) => Promise<R>): Promise<R>;
+  /** Runs a short read (`work`, a promise) in a slot, freed when it settles. Throws 503 OVERLOADED when no slot comes. */
+  run<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T>;
   /** Reads running and requests waiting, for metrics and tests. */
   stats(): { running: number; queued: number };
 }
@@ -86,6 +88,14 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   return {
     stats: () => ({ running, queued: waiting.length }),
+    async run(signal, work) {
+      await acquire(signal);
+      try {
+        return await work();
+      } finally {
+        releaseSlot();
+      }
+    },
     async read<R extends { batches: RowBatches<unknown> }>(signal: AbortSignal, open: (signal: AbortSignal) => Promise<R>): Promise<R> {
       await acquire(signal);
       let opened: R;

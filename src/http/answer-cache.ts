@@ -56,6 +56,8 @@ export interface AnswerCache {
   join(key: string, version: string): { leader: true; done: (answer: CachedAnswer | undefined) => void } | { leader: false; answer: Promise<CachedAnswer | undefined> };
   stats(): AnswerCacheStats;
   readonly maxBytes: number;
+  /** The largest answer kept: a quarter of the bound. */
+  readonly maxEntryBytes: number;
 }
 
 export function createAnswerCache(maxBytes: number): AnswerCache {
@@ -81,6 +83,7 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
 
   return {
     maxBytes,
+    maxEntryBytes,
     get(key, version) {
       const entry = entries.get(key);
       if (entry?.version === version) {

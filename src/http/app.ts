@@ -21,12 +21,13 @@ import { INVALID_API_KEY, INVALID_MONTH_RANGE, NOT_CONFIGURED } from "../failure
 import type { RateLimiter } from "./rate-limit.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
-import { sendOk } from "./body.ts";
 import { preferredRowFormat } from "./accept.ts";
 import { contextOf } from "./request-context.ts";
 import { compactJson, jsonResponse } from "./responses.ts";
 import type { BufferBudget } from "./read-ahead.ts";
-import { rowsAnswer } from "./rows-response.ts";
+import { answerProductCosts } from "./product-costs-answer.ts";
+import type { AnswerCache } from "./answer-cache.ts";
+import { readAnswerVersion } from "../db/answer-version.ts";
 import { PRODUCT_COSTS_PATH } from "./routes.ts";
 import { ProductCostsQuery } from "./schemas.ts";
 
@@ -62,6 +63,8 @@ export interface AppDeps {
   readAhead?: BufferBudget;
   /** Serves GET /metrics and is fed by the handler; no /metrics route when absent (METRICS_ENABLED=false). */
   metrics?: ServiceMetrics;
+  /** Whole answers kept in memory for their version (ANSWER_CACHE_MB); none: every 200 is read from the database. */
+  answerCache?: AnswerCache;
 }
 
 export function createApp(deps: AppDeps) {
@@ -71,6 +74,8 @@ export function createApp(deps: AppDeps) {
     return { inUse: running, waiting: queued, max: deps.sql.options.max };
   });
   if (deps.rollupLag) deps.metrics?.trackRollupLag(deps.rollupLag);
+  const answerCache = deps.answerCache;
+  if (answerCache) deps.metrics?.trackAnswerCache(() => answerCache.stats());
   const productCosts = new Elysia()
     // The query Elysia validates is read as Starlette reads it (query-string.ts), from the
     // target the handler read at arrival: Elysia's own parse differs on `??`, `#`, bad escapes.
@@ -98,6 +103,7 @@ export function createApp(deps: AppDeps) {
 
         const context = contextOf(request);
         context.format = preferredRowFormat(request.headers.get("accept"));
+        const guarded = <T>(work: () => Promise<T>) => (deps.guard ? deps.guard.run(work) : work());
         const read = () =>
           admission.read(context.signal, (signal) =>
             readProductCosts(
@@ -112,13 +118,18 @@ export function createApp(deps: AppDeps) {
               },
             ),
           );
-        const asked = performance.now();
-        const result = await (deps.guard ? deps.guard.run(read) : read());
-        context.firstRowsMs = performance.now() - asked;
-        const { headers, source } = rowsAnswer(result, context, params);
-        const { response, outcome } = await sendOk(request, headers, source, { signal: context.signal, budget: deps.readAhead });
-        context.body = outcome;
-        return response;
+        return answerProductCosts(request, context, params, {
+          version: () =>
+            guarded(() =>
+              admission.run(context.signal, () =>
+                readAnswerVersion(deps.sql, monthFrom, monthTo, { firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal: context.signal }),
+              ),
+            ),
+          read: () => guarded(read),
+          cache: deps.answerCache,
+          build: deps.build ? `${deps.build.version} ${deps.build.commit}` : "",
+          budget: deps.readAhead,
+        });
       },
       {
         query: ProductCostsQuery,

@@ -12,7 +12,7 @@
 // it stands; the source is then closed (a statement cancelled, the cursor closed).
 
 import { ClientClosedRequestError } from "../failures.ts";
-import { addVary, chooseEncoding, compressor, MIN_COMPRESSED_BYTES } from "./compression.ts";
+import { addVary, chooseEncoding, compressor, MIN_COMPRESSED_BYTES, type ContentCoding } from "./compression.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 
 export type BodyEnd = "complete" | "client_closed" | "failed";
@@ -33,6 +33,8 @@ export interface SendOptions {
   signal: AbortSignal;
   /** Memory to read ahead into; none: read at the client's pace. */
   budget?: BufferBudget;
+  /** For bytes already whole: the same bytes compressed, made (once) elsewhere (the answer cache). */
+  encoded?: (coding: ContentCoding) => Promise<Uint8Array>;
 }
 
 /** The 200 with `headers` and the body of `source`, and how that body ends. */
@@ -49,6 +51,10 @@ export async function sendOk(
   const wanted = chooseEncoding(request.headers.get("accept-encoding"));
   const coding = wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? wanted : null;
   if (coding) h.set("content-encoding", coding);
+  if (coding && options.encoded && source instanceof Uint8Array) {
+    const { body, outcome } = bodyStream(await options.encoded(coding), undefined, null, options);
+    return { response: new Response(body, { status: 200, headers: h }), outcome };
+  }
   const { body, outcome } = bodyStream(first, source instanceof Uint8Array ? undefined : source, coding, options);
   return { response: new Response(body, { status: 200, headers: h }), outcome };
 }

@@ -16,7 +16,6 @@ export interface TaggedAnswer {
   monthFrom: string;
   monthTo: string;
   segment: string;
-  format: "json" | "csv";
 }
 
 /** The state part of the tags of an answer: the same for all its representations. */

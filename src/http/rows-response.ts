@@ -12,21 +12,20 @@ import { encodedRows, JSON_ARRAY, RENDERED_JSON, type RowEncoding } from "./row-
 
 export const CSV_TYPE = "text/csv; charset=utf-8";
 
-/** The headers and body source of the 200 for `read`, in the format already chosen from the Accept header (context.format). */
-export function rowsAnswer(read: ProductCostRead, context: RequestContext, query: ProductCostQuery): { headers: Record<string, string>; source: BodySource } {
-  const json = { ...BASE_HEADERS, vary: "Accept" };
-  if (read.kind === "rendered") return { headers: json, source: rowSource(read.batches, context, RENDERED_JSON) };
-  if (context.format === "csv") {
-    // The dates are validated YYYY-MM-DD and the segment one of three words: safe in a file name.
-    const filename = `product-costs_${query.monthFrom}_${query.monthTo}_${query.segment}.csv`;
-    return {
-      headers: { ...BASE_HEADERS, "content-type": CSV_TYPE, "content-disposition": `attachment; filename="${filename}"`, vary: "Accept" },
-      source: rowSource(read.batches, context, CSV_TABLE),
-    };
-  }
-  return { headers: json, source: rowSource(read.batches, context, JSON_ARRAY) };
+/** The headers of the 200 in `format` (chosen from the Accept header). */
+export function answerHeaders(format: "json" | "csv", query: ProductCostQuery): Record<string, string> {
+  if (format === "json") return { ...BASE_HEADERS, vary: "Accept" };
+  // The dates are validated YYYY-MM-DD and the segment one of three words: safe in a file name.
+  const filename = `product-costs_${query.monthFrom}_${query.monthTo}_${query.segment}.csv`;
+  return { ...BASE_HEADERS, "content-type": CSV_TYPE, "content-disposition": `attachment; filename="${filename}"`, vary: "Accept" };
 }
 
-function rowSource<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): BodySource {
+/** The body of the 200 for `read`: the rendered answer as it is, or the rows in the format already chosen (context.format). */
+export function rowsSource(read: ProductCostRead, context: RequestContext): Exclude<BodySource, Uint8Array> {
+  if (read.kind === "rendered") return rowSource(read.batches, context, RENDERED_JSON);
+  return context.format === "csv" ? rowSource(read.batches, context, CSV_TABLE) : rowSource(read.batches, context, JSON_ARRAY);
+}
+
+function rowSource<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): Exclude<BodySource, Uint8Array> {
   return { chunks: encodedRows(batches, context, encoding), close: (reason) => batches.close(reason) };
 }

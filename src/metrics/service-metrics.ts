@@ -44,6 +44,15 @@ export interface PoolState {
   max: number;
 }
 
+/** What the answer cache has done and holds (http/answer-cache.ts). */
+export interface AnswerCacheCounts {
+  hits: number;
+  misses: number;
+  evictions: number;
+  bytes: number;
+  entries: number;
+}
+
 export interface ServiceMetrics {
   /** The exposition text for GET /metrics (the rollup's lag read from the database first). */
   render(): Promise<string>;
@@ -51,6 +60,8 @@ export interface ServiceMetrics {
   trackPool(read: () => PoolState): void;
   /** Where the rollup's lag gauges read from, at each scrape (undefined: not known, no series). */
   trackRollupLag(read: () => Promise<RollupLag | undefined>): void;
+  /** Where the answer cache's series read from (none: no series, ANSWER_CACHE_MB=0). */
+  trackAnswerCache(read: () => AnswerCacheCounts): void;
   /** Records finished requests; `routes` are the app's route templates (every other path is one label). */
   observer(routes: readonly { path: string }[]): (observation: RequestObservation) => void;
 }
@@ -70,6 +81,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   const startedAt = Date.now() / 1000;
   let pool: () => PoolState = () => ({ inUse: 0, waiting: 0, max: 0 });
   let readLag: () => Promise<RollupLag | undefined> = async () => undefined;
+  let cache: (() => AnswerCacheCounts) | undefined;
   let lag: RollupLag | undefined; // as read for the scrape being rendered
 
   const requests = registry.counter(`${PREFIX}http_requests_total`, "HTTP requests answered, by method, route template and status.");
@@ -120,6 +132,12 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     "Seconds since the last refresh committed, by the database's clock (the timer or the service's own refresh; one that found nothing to fold counts). Absent when none has run.",
     () => (lag?.lastRefreshAgeSeconds != null ? [[{}, lag.lastRefreshAgeSeconds]] : []),
   );
+  const cached = (pick: (c: AnswerCacheCounts) => number) => (): [Record<string, string>, number][] => (cache ? [[{}, pick(cache())]] : []);
+  registry.counterOf(`${PREFIX}answer_cache_hits_total`, "Requests answered from the answer cache (the same version of the same question).", cached((c) => c.hits));
+  registry.counterOf(`${PREFIX}answer_cache_misses_total`, "Requests the answer cache could not answer (never asked, written since, or pushed out).", cached((c) => c.misses));
+  registry.counterOf(`${PREFIX}answer_cache_evictions_total`, "Answers pushed out of the cache to stay within ANSWER_CACHE_MB, least recently used first.", cached((c) => c.evictions));
+  registry.gauge(`${PREFIX}answer_cache_bytes`, "Bytes the answer cache holds (answers and their compressed forms).", cached((c) => c.bytes));
+  registry.gauge(`${PREFIX}answer_cache_entries`, "Answers the answer cache holds.", cached((c) => c.entries));
   registry.gauge(`${PREFIX}build_info`, "The running version and commit (always 1).", () => [[{ version: options.version, commit: options.commit }, 1]]);
   registry.gauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.", () => [[{}, startedAt]]);
   registry.gauge("process_resident_memory_bytes", "Resident memory size, in bytes.", () => [[{}, process.memoryUsage.rss()]]);
@@ -138,6 +156,9 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     },
     trackRollupLag(read) {
       readLag = read;
+    },
+    trackAnswerCache(read) {
+      cache = read;
     },
     observer(routeList) {
       const routes = new Set(routeList.map((r) => r.path));

@@ -121,15 +121,15 @@ describeBackends("answer versions on $name", (backend) => {
     await refreshRollup(db.admin);
     const march = () => readVersionAndTime(db.service, "2024-03-01", "2024-03-31");
     const before = (await march()).changedAt!;
-    expect(before).toBeInstanceOf(Date);
+    expect(before).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     await Bun.sleep(5);
     await db.admin`update product_daily_costs set purchase_cost_usd = 7 where cost_date = '2024-04-20'`; // April only
     expect((await march()).changedAt).toEqual(before);
     const [{ now } = { now: new Date(NaN) }] = await db.admin<{ now: Date }[]>`select statement_timestamp() as now`;
     await db.admin`update product_daily_costs set purchase_cost_usd = 5 where cost_date = '2024-03-10'`;
     const changed = (await march()).changedAt!;
-    expect(changed.getTime()).toBeGreaterThan(before.getTime());
-    expect(changed.getTime()).toBeGreaterThanOrEqual(now.getTime());
+    expect(Date.parse(changed)).toBeGreaterThan(Date.parse(before));
+    expect(Date.parse(changed)).toBeGreaterThanOrEqual(Math.floor(now.getTime()));
     await refreshRollup(db.admin); // folded: the same time, now kept by the refresh
     expect((await march()).changedAt).toEqual(changed);
     // A range with no change ever recorded in it, its products never renamed: none.

@@ -39,7 +39,8 @@ describeBackends("CSV output on $name", (backend) => {
     expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="product-costs_2024-01-01_2024-01-31_all.csv"');
     expect(res.headers.get("vary")).toBe("Accept, Accept-Encoding");
-    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("cache-control")).toBe("private, no-cache");
+    expect(res.headers.get("etag")).toMatch(/^"[A-Za-z0-9_-]{22}-csv"$/);
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
   });
 

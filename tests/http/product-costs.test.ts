@@ -108,7 +108,10 @@ describeBackends("product costs on $name", (backend) => {
     const res = await app.get(JAN);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
-    expect(res.headers.get("cache-control")).toBe("no-store");
+    // Kept by the client, asked again before use (a 304 when unchanged: conditional.test.ts).
+    expect(res.headers.get("cache-control")).toBe("private, no-cache");
+    expect(res.headers.get("etag")).toMatch(/^"[A-Za-z0-9_-]{22}-json"$/);
+    expect(res.headers.get("x-data-changed-at")).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     await res.text();

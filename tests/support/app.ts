@@ -5,6 +5,7 @@ import type { Sql } from "../../src/db/client.ts";
 import { checkReadiness } from "../../src/db/readiness.ts";
 import { readRollupLag } from "../../src/db/rollup-lag.ts";
 import type { Admission } from "../../src/http/admission.ts";
+import type { AnswerCache } from "../../src/http/answer-cache.ts";
 import type { BufferBudget } from "../../src/http/read-ahead.ts";
 import { createApp } from "../../src/http/app.ts";
 import { clientAddress } from "../../src/http/client-address.ts";
@@ -46,6 +47,10 @@ export interface TestAppOptions {
   docsEnabled?: boolean;
   /** Trusted proxies for the logged client address (TRUSTED_PROXIES). */
   trustedProxies?: string;
+  /** The answer cache (ANSWER_CACHE_MB); none by default. */
+  answerCache?: AnswerCache;
+  /** The build the ETags name. */
+  build?: { version: string; commit: string };
 }
 
 export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
@@ -66,6 +71,8 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     metrics: options.metrics,
     readAhead: options.readAhead,
     docsEnabled: options.docsEnabled,
+    answerCache: options.answerCache,
+    build: options.build,
   });
   const handle = createHandler(app, logger, {
     observe: options.metrics?.observer(app.routes),

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { answerState, entityTag, noneMatchHits } from "../../src/http/entity-tag.ts";
 
-const answer = { build: "0.1.0 abc", version: "16400.7.0.1", monthFrom: "2026-10-01", monthTo: "2026-10-31", segment: "normal", format: "json" as const };
+const answer = { build: "0.1.0 abc", version: "16400.7.0.1", monthFrom: "2026-10-01", monthTo: "2026-10-31", segment: "normal" };
 
 describe("entity tags", () => {
   test("one state for one build, version and question; another for any difference", () => {

@@ -1,0 +1,121 @@
+// The answer of GET /external/v1/product-costs once the request is checked (app.ts). The
+// answer's version comes first (src/db/answer-version.ts: a few small reads), then:
+//   If-None-Match names the current ETag  → 304 Not Modified, no row read;
+//   the answer cache holds this version    → its bytes (each compression made once);
+//   otherwise the database read, streamed (body.ts), its bytes kept for the next request;
+//   identical requests arriving meanwhile wait for that read instead of making their own.
+// Every 200 and 304 says its representation's ETag (entity-tag.ts), Cache-Control: private,
+// no-cache (a client may keep the answer and must ask again: a 304 costs a few small reads),
+// and X-Data-Changed-At, when a write last changed the range's data (docs/api.md).
+
+import type { AnswerVersion } from "../db/answer-version.ts";
+import type { ProductCostQuery, ProductCostRead } from "../db/product-costs.ts";
+import type { AnswerCache, CachedAnswer } from "./answer-cache.ts";
+import { sendOk, type BodySource } from "./body.ts";
+import { chooseEncoding, type ContentCoding } from "./compression.ts";
+import { answerState, entityTag, noneMatchHits } from "./entity-tag.ts";
+import type { BufferBudget } from "./read-ahead.ts";
+import type { RequestContext } from "./request-context.ts";
+import { SECURITY_HEADERS } from "./responses.ts";
+import { answerHeaders, rowsSource } from "./rows-response.ts";
+
+/** Kept by clients and proxies of one client, always asked again before use. */
+export const CACHE_CONTROL = "private, no-cache";
+
+export interface AnswerSources {
+  /** The answer's version, read before any row. */
+  version(): Promise<AnswerVersion>;
+  /** The rows, from the database. */
+  read(): Promise<ProductCostRead>;
+  cache?: AnswerCache;
+  /** The build (version and commit): another build may write other bytes. */
+  build: string;
+  budget?: BufferBudget;
+}
+
+export async function answerProductCosts(request: Request, context: RequestContext, query: ProductCostQuery, sources: AnswerSources): Promise<Response> {
+  const { version, changedAt } = await sources.version();
+  const format = context.format ?? "json";
+  const state = answerState({ build: sources.build, version, ...query });
+  const wanted = chooseEncoding(request.headers.get("accept-encoding"));
+  const validators: Record<string, string> = { "cache-control": CACHE_CONTROL, ...(changedAt ? { "x-data-changed-at": changedAt } : {}) };
+
+  // The client's copy is current: the representation it would get now, or its identity form
+  // (an answer under 1 KiB goes out uncompressed whatever the client accepts).
+  const current = [entityTag(state, format, wanted), ...(wanted ? [entityTag(state, format, null)] : [])];
+  const matched = noneMatchHits(request.headers.get("if-none-match"), current);
+  if (matched) {
+    return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS, ...validators, etag: matched, vary: "Accept, Accept-Encoding" } });
+  }
+
+  const headers = { ...answerHeaders(format, query), ...validators };
+  const key = `${format} ${query.monthFrom} ${query.monthTo} ${query.segment}`;
+  const cache = sources.cache;
+  let kept = cache?.get(key, version);
+  let keep: ((answer: CachedAnswer | undefined) => void) | undefined;
+  if (!kept && cache) {
+    const turn = cache.join(key, version);
+    if (turn.leader) keep = turn.done;
+    else kept = await turn.answer; // undefined: that read failed or was too large; read it here
+  }
+
+  let source: BodySource;
+  let encoded: ((coding: ContentCoding) => Promise<Uint8Array>) | undefined;
+  if (kept) {
+    const answer = kept;
+    context.rows = answer.rows;
+    source = answer.body;
+    encoded = (coding) => cache!.encoded(answer, coding);
+  } else {
+    try {
+      const asked = performance.now();
+      const read = await sources.read();
+      context.firstRowsMs = performance.now() - asked;
+      const rows = rowsSource(read, context);
+      source = rows;
+      if (keep) {
+        const done = keep;
+        source = keeping(rows, cache!.maxEntryBytes, (body) => {
+          const answer = body && { version, body, rows: context.rows ?? 0 };
+          done(answer && cache!.put(key, answer) ? answer : undefined);
+        });
+      }
+    } catch (err) {
+      keep?.(undefined);
+      throw err;
+    }
+  }
+  const { response, outcome } = await sendOk(request, headers, source, { signal: context.signal, budget: sources.budget, encoded });
+  response.headers.set("etag", entityTag(state, format, (response.headers.get("content-encoding") as ContentCoding | null) ?? null));
+  context.body = outcome;
+  return response;
+}
+
+/**
+ * `source` as it is, its bytes also collected: `end` gets them once the source is read to
+ * its end (when no larger than `limit`), and undefined otherwise (a failure, a client gone,
+ * too large), so that the requests waiting for them read for themselves.
+ */
+function keeping(source: Exclude<BodySource, Uint8Array>, limit: number, end: (body: Uint8Array | undefined) => void): BodySource {
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    let whole = false;
+    try {
+      for (;;) {
+        const next = await source.chunks.next();
+        if (next.done) {
+          whole = true;
+          return;
+        }
+        size += next.value.byteLength;
+        if (size <= limit) parts.push(next.value);
+        else parts.length = 0; // too large to keep: hold none of it
+        yield next.value;
+      }
+    } finally {
+      end(whole && size <= limit ? Buffer.concat(parts) : undefined);
+    }
+  }
+  return { chunks: chunks(), close: (reason) => source.close(reason) };
+}

@@ -1,0 +1,160 @@
+// ETags, If-None-Match, HEAD and the answer cache (docs/api.md, "Caching and conditional
+// requests"), on both backends: one tag per representation and state; a 304 only for the
+// current state and only after every check a 200 would pass; writes in a range change its
+// tag, writes elsewhere and refreshes do not; cached bytes are the uncached bytes and the
+// GROUP BY's; identical requests arriving together make one database read.
+
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import { refreshRollup } from "../../src/db/refresh.ts";
+import { createAnswerCache } from "../../src/http/answer-cache.ts";
+import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { KEY, testApp } from "../support/app.ts";
+import { describeBackends, type BackendHandle } from "../support/backends.ts";
+import { loadFixture } from "../support/fixtures.ts";
+import { naiveAnswer } from "../support/rollup-oracle.ts";
+import { DAILY, PRODUCTS } from "./fixture.ts";
+
+const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";
+const auth = { authorization: `Bearer ${KEY}` };
+const BUILD = { version: "1.2.3", commit: "abc" };
+
+describeBackends("conditional reads on $name", (backend) => {
+  let db: BackendHandle;
+  beforeAll(async () => {
+    db = await backend.open();
+    await loadFixture(db.admin, PRODUCTS, DAILY);
+    await refreshRollup(db.admin);
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  const read = async (app: ReturnType<typeof testApp>, path: string, headers: Record<string, string> = {}) => {
+    const res = await app.get(path, { ...auth, "accept-encoding": "identity", ...headers });
+    return { status: res.status, etag: res.headers.get("etag"), headers: res.headers, body: new Uint8Array(await res.arrayBuffer()) };
+  };
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
+  test("a 200's ETag names it; If-None-Match with it (or W/ it, or *, or in a list) is a 304 with no body, read without a row", async () => {
+    const app = testApp(db.service, { build: BUILD });
+    const first = await read(app, JAN);
+    expect(first.status).toBe(200);
+    expect(first.etag).toMatch(/^"[A-Za-z0-9_-]{22}-json"$/);
+    for (const inm of [first.etag!, `W/${first.etag}`, "*", `"nope", ${first.etag}`]) {
+      const res = await app.get(JAN, { ...auth, "accept-encoding": "identity", "if-none-match": inm });
+      expect({ inm, status: res.status, etag: res.headers.get("etag"), body: await res.text() }).toEqual({ inm, status: 304, etag: first.etag, body: "" });
+      expect(res.headers.get("cache-control")).toBe("private, no-cache");
+      expect(res.headers.get("vary")).toBe("Accept, Accept-Encoding");
+      expect(res.headers.get("x-data-changed-at")).toBe(first.headers.get("x-data-changed-at"));
+    }
+    const logged = app.logs.filter((l) => l.msg === "request");
+    expect(logged.at(-1)).toMatchObject({ status: 304 });
+    expect(logged.at(-1)!.first_rows_ms).toBeUndefined(); // no row was read
+    expect((await read(app, JAN, { "if-none-match": '"other-json"' })).status).toBe(200);
+  });
+
+  test("every check a 200 passes comes first: no key 401, a bad query 422, a reversed range 400, the same bytes as without the header", async () => {
+    const app = testApp(db.service, { build: BUILD });
+    const { etag } = await read(app, JAN);
+    const cases: [string, Record<string, string>, number, string][] = [
+      [JAN, {}, 401, '{"detail":"INVALID_API_KEY"}'],
+      ["/external/v1/product-costs?month_from=2024-01-01", auth, 422, '{"detail":[{"type":"missing","loc":["query","month_to"],"msg":"Field required","input":null}]}'],
+      ["/external/v1/product-costs?month_from=2024-02-01&month_to=2024-01-01", auth, 400, '{"detail":"INVALID_MONTH_RANGE"}'],
+    ];
+    for (const [path, headers, status, body] of cases) {
+      const res = await app.get(path, { ...headers, "if-none-match": etag! });
+      expect([res.status, await res.text(), res.headers.get("etag")]).toEqual([status, body, null]);
+    }
+  });
+
+  test("one tag per representation: JSON and CSV, and each content coding actually sent", async () => {
+    const app = testApp(db.service, { build: BUILD });
+    const tagOf = async (headers: Record<string, string>) => {
+      const res = await app.get(JAN + "&segment=all", { ...auth, ...headers });
+      await res.arrayBuffer();
+      return { etag: res.headers.get("etag")!, coding: res.headers.get("content-encoding") };
+    };
+    const json = await tagOf({ "accept-encoding": "identity" });
+    const csv = await tagOf({ "accept-encoding": "identity", accept: "text/csv" });
+    expect(json.etag).toEndWith('-json"');
+    expect(csv.etag).toBe(json.etag.replace('-json"', '-csv"'));
+    expect(await tagOf({ "accept-encoding": "gzip" })).toEqual({ etag: json.etag.replace('-json"', '-json-gzip"'), coding: "gzip" });
+    expect(await tagOf({ "accept-encoding": "gzip, br" })).toEqual({ etag: json.etag.replace('-json"', '-json-br"'), coding: "br" });
+    // The CSV is under 1 KiB: it goes out uncompressed whatever is accepted, and its tag names
+    // the identity form it is.
+    expect(await tagOf({ "accept-encoding": "gzip", accept: "text/csv" })).toEqual({ etag: csv.etag, coding: null });
+    // The CSV's tag does not revalidate the JSON, nor a compressed form's the identity one.
+    expect((await read(app, JAN + "&segment=all", { "if-none-match": csv.etag })).status).toBe(200);
+    expect((await read(app, JAN + "&segment=all", { "if-none-match": json.etag.replace('-json"', '-json-br"') })).status).toBe(200);
+  });
+
+  test("HEAD: the GET's status and headers, no body; and its 304", async () => {
+    const app = testApp(db.service, { build: BUILD });
+    const get = await read(app, JAN);
+    const head = await app.handle(new Request(`http://localhost${JAN}`, { method: "HEAD", headers: { ...auth, "accept-encoding": "identity" } }));
+    expect([head.status, head.headers.get("etag"), head.headers.get("content-type"), (await head.arrayBuffer()).byteLength]).toEqual([200, get.etag, "application/json", 0]);
+    const revalidated = await app.handle(new Request(`http://localhost${JAN}`, { method: "HEAD", headers: { ...auth, "accept-encoding": "identity", "if-none-match": get.etag! } }));
+    expect(revalidated.status).toBe(304);
+  });
+
+  test("a write inside the range changes its tag and its answer; one outside, and a refresh, change neither", async () => {
+    const app = testApp(db.service, { build: BUILD, answerCache: createAnswerCache(64 * 2 ** 20) });
+    const FEB = "/external/v1/product-costs?month_from=2024-02-01&month_to=2024-02-29&segment=all";
+    const jan = await read(app, JAN + "&segment=all");
+    const feb = await read(app, FEB);
+    await db.admin`update product_daily_costs set purchase_cost_usd = purchase_cost_usd + 1 where cost_date = (select min(cost_date) from product_daily_costs where cost_date >= '2024-01-01')`;
+    const janAfter = await read(app, JAN + "&segment=all", { "if-none-match": jan.etag! });
+    expect(janAfter.status).toBe(200);
+    expect(janAfter.etag).not.toBe(jan.etag);
+    expect(text(janAfter.body)).toBe(await naiveAnswer(db.service, "2024-01-01", "2024-01-31", "all"));
+    expect((await read(app, FEB, { "if-none-match": feb.etag! })).status).toBe(304);
+    await refreshRollup(db.admin);
+    expect((await read(app, JAN + "&segment=all", { "if-none-match": janAfter.etag! })).status).toBe(304);
+    expect((await read(app, FEB, { "if-none-match": feb.etag! })).status).toBe(304);
+    // A product renamed shows in every range: every tag moves.
+    await db.admin`update products set product_name = coalesce(product_name, '') || '!' where product_id = (select min(product_id) from products)`;
+    expect((await read(app, FEB, { "if-none-match": feb.etag! })).status).toBe(200);
+  });
+
+  test("cached bytes are the uncached bytes and the GROUP BY's, compressed forms included; hits and misses counted", async () => {
+    const metrics = createServiceMetrics({ version: "1", commit: "c" });
+    const cached = testApp(db.service, { build: BUILD, answerCache: createAnswerCache(64 * 2 ** 20), metrics });
+    const plain = testApp(db.service, { build: BUILD });
+    for (const range of [JAN, JAN + "&segment=all", "/external/v1/product-costs?month_from=2024-01-10&month_to=2024-02-20&segment=sample"]) {
+      const u = new URL(`http://x${range}`);
+      const expected = await naiveAnswer(db.service, u.searchParams.get("month_from")!, u.searchParams.get("month_to")!, (u.searchParams.get("segment") ?? "normal") as never);
+      const uncached = await read(plain, range);
+      const miss = await read(cached, range);
+      const hit = await read(cached, range);
+      expect([text(uncached.body), text(miss.body), text(hit.body)]).toEqual([expected, expected, expected]);
+      expect(hit.etag).toBe(uncached.etag);
+      const gz = await cached.get(range, { ...auth, "accept-encoding": "gzip" });
+      const gzBody = new Uint8Array(await gz.arrayBuffer());
+      expect(gz.headers.get("content-encoding") === "gzip" ? gunzipSync(gzBody).toString() : text(gzBody)).toBe(expected);
+      const br = await cached.get(range, { ...auth, "accept-encoding": "br" });
+      const brBody = new Uint8Array(await br.arrayBuffer());
+      expect(br.headers.get("content-encoding") === "br" ? brotliDecompressSync(brBody).toString() : text(brBody)).toBe(expected);
+    }
+    const scraped = await (await cached.get("/metrics", {})).text();
+    expect(scraped).toContain("product_cost_export_answer_cache_misses_total 3\n");
+    expect(scraped).toMatch(/product_cost_export_answer_cache_hits_total 9\n/);
+  });
+
+  test("identical requests arriving together make one database read", async () => {
+    const app = testApp(db.service, { build: BUILD, answerCache: createAnswerCache(64 * 2 ** 20) });
+    const path = "/external/v1/product-costs?month_from=2024-01-03&month_to=2024-01-29&segment=all";
+    const answers = await Promise.all(Array.from({ length: 8 }, () => read(app, path)));
+    expect(new Set(answers.map((a) => text(a.body))).size).toBe(1);
+    expect(text(answers[0]!.body)).toBe(await naiveAnswer(db.service, "2024-01-03", "2024-01-29", "all"));
+    // Only a request that read the database has first_rows_ms in its log line.
+    const reads = app.logs.filter((l) => l.msg === "request" && l.first_rows_ms !== undefined);
+    expect(reads.length).toBe(1);
+  });
+
+  test("two apps on one database give the same tag", async () => {
+    const a = testApp(db.service, { build: BUILD });
+    const b = testApp(db.service, { build: BUILD, answerCache: createAnswerCache(2 ** 20) });
+    expect((await read(a, JAN)).etag).toBe((await read(b, JAN)).etag);
+  });
+});
