@@ -20,6 +20,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createPool } from "../../src/db/client.ts";
 import { productCostsStatement, renderedAnswerStatement } from "../../src/db/product-costs.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
+import { createAnswerCache } from "../../src/http/answer-cache.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { testDatabase } from "../support/database.ts";
@@ -46,7 +47,8 @@ describeBackends("rollup v3 on $name", (backend) => {
   let app: TestApp;
   beforeAll(async () => {
     db = await backend.open();
-    app = testApp(db.service);
+    // With the answer cache: every answer below is also a cached one's or a revalidation's.
+    app = testApp(db.service, { answerCache: createAnswerCache(32 * 2 ** 20), build: { version: "property", commit: "test" } });
   });
   afterAll(async () => {
     await db.close();
@@ -59,21 +61,34 @@ describeBackends("rollup v3 on $name", (backend) => {
   }
 
   let renderedReads = 0;
+  let notModified = 0;
+  // Per URL, the last ETag served and the bytes served with it: a conditional GET with it
+  // answered 304 says those bytes are still the answer, so they must be the GROUP BY's now.
+  const served = new Map<string, { etag: string; body: string }>();
 
   /** Random ranges and segments through the app, each answer against the naive one. */
   async function expectExactAnswers(r: Rng, context: string, count = 6): Promise<void> {
     for (let i = 0; i < count; i++) {
-      const [from, to] = randomRange(r);
+      const [from, to] = r.chance(0.3) && served.size ? (() => { const u = new URL(`http://x${r.pick([...served.keys()])}`); return [u.searchParams.get("month_from")!, u.searchParams.get("month_to")!] as [string, string]; })() : randomRange(r);
       const segment = r.pick(SEGMENTS);
       const rendered = renderedAnswerStatement({ monthFrom: from, monthTo: to, segment });
       if (rendered && (await db.service.unsafe(rendered.text, rendered.params)).length > 0) renderedReads++;
-      const res = await app.get(`/external/v1/product-costs?month_from=${from}&month_to=${to}&segment=${segment}`, {
-        authorization: `Bearer ${KEY}`,
-        "accept-encoding": "identity",
-      });
-      const answer = { status: res.status, body: await res.text() };
+      const path = `/external/v1/product-costs?month_from=${from}&month_to=${to}&segment=${segment}`;
+      const headers = { authorization: `Bearer ${KEY}`, "accept-encoding": "identity" };
       const expected = { status: 200, body: await naiveAnswer(db.service, from, to, segment) };
+      const before = served.get(path);
+      if (before) {
+        const conditional = await app.get(path, { ...headers, "if-none-match": before.etag });
+        await conditional.arrayBuffer();
+        if (conditional.status === 304) {
+          notModified++;
+          expect({ seed: SEED, context, from, to, segment, revalidated: before.body }).toEqual({ seed: SEED, context, from, to, segment, revalidated: expected.body });
+        }
+      }
+      const res = await app.get(path, headers);
+      const answer = { status: res.status, body: await res.text() };
       expect({ seed: SEED, context, from, to, segment, ...answer }).toEqual({ seed: SEED, context, from, to, segment, ...expected });
+      served.set(path, { etag: res.headers.get("etag")!, body: answer.body });
     }
   }
 
@@ -104,8 +119,10 @@ describeBackends("rollup v3 on $name", (backend) => {
     }
     await refreshAndCheck("last refresh");
     await expectExactAnswers(r, "at the end", 12);
-    // Not vacuous: some exact periods were answered from their rendered answer.
+    // Not vacuous: some exact periods were answered from their rendered answer, and some
+    // revalidations answered 304.
     expect(renderedReads).toBeGreaterThan(0);
+    expect(notModified).toBeGreaterThan(0);
   }, 120_000);
 
   test("fixed edge ranges before and after a refresh: month ends, leap day, year end, ranges without data", async () => {
