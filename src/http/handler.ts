@@ -17,7 +17,7 @@ import type { BodyEnd, BodyOutcome } from "./body.ts";
 import { attachContext, type RequestContext } from "./request-context.ts";
 import { oversizedRequest } from "./request-guard.ts";
 import { internalUrl, requestTarget } from "./request-target.ts";
-import { bodyBytesOf, detailResponse } from "./responses.ts";
+import { bodyBytesOf, bodyWithSize, detailResponse, SECURITY_HEADERS } from "./responses.ts";
 
 // An incoming request id is echoed only if it is short and plain, so logs cannot be forged.
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -81,7 +81,15 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
         response =
           oversizedRequest(context.target, request.headers) ?? trailingSlashRedirect(context.target) ?? (await app.handle(request));
       }
+      // An error body Elysia rebuilt from ours is no longer one whose size we know: it is a
+      // few bytes, read here so that its log line says how many went out.
+      if (!context.body && response.status >= 400 && response.body && bodyBytesOf(response) === undefined) {
+        response = bodyWithSize(new Uint8Array(await response.arrayBuffer()), response);
+      }
       response.headers.set("x-request-id", context.id);
+      // Every answer says these, routes served by a library (/openapi.json, /docs) included;
+      // one that set its own Cache-Control (the endpoint's 200 and 304) keeps it.
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) if (!response.headers.has(name)) response.headers.set(name, value);
       for (const [name, value] of Object.entries(headers ?? {})) response.headers.set(name, value);
     } catch (err) {
       context.error = err;

@@ -24,6 +24,13 @@ export function jsonResponse(status: number, body: string, headers: Record<strin
   return response;
 }
 
+/** `bytes` as the body of a response with `like`'s status and headers, its size known to bodyBytesOf. */
+export function bodyWithSize(bytes: Uint8Array, like: Response): Response {
+  const response = new Response(bytes, { status: like.status, headers: like.headers });
+  bodyBytes.set(response, bytes.byteLength);
+  return response;
+}
+
 /** The size of a body built here (for the request log), undefined for any other response. */
 export function bodyBytesOf(response: Response): number | undefined {
   return bodyBytes.get(response);
