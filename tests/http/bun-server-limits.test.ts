@@ -5,6 +5,8 @@
 //   does): Bun drops an async handler's response once it has seen the FIN, so the endpoint
 //   (which always awaits the database) answers nothing; a synchronous route still answers.
 // - Two requests pipelined in one packet to the endpoint: neither is answered.
+// And one rule it applies before the service sees a request: HTTP/1.1 without Host is its
+// own 400 (RFC 9112 §3.2), not logged by the service.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect } from "node:net";
@@ -54,6 +56,21 @@ describeBackends("Bun's server limits on $name", (backend) => {
       const request = `GET /external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`;
       expect(await exchange(server.port, request + request, 2000, false)).toBe("");
       expect(await exchange(server.port, request, 2000, false)).toStartWith("HTTP/1.1 200 OK\r\n"); // one at a time: answered
+    } finally {
+      server.stop();
+    }
+  });
+
+  test("HTTP/1.1 with no Host at all: Bun's own 400, never seen by the service; HTTP/1.0 without one is served", async () => {
+    const app = testApp(db.service);
+    const server = serveOnSocket(app.handle);
+    try {
+      const refused = await exchange(server.port, "GET /healthz HTTP/1.1\r\n\r\n", 2000, false);
+      expect(refused).toStartWith("HTTP/1.1 400 Bad Request\r\n");
+      expect(refused).not.toContain('{"detail"');
+      expect(await exchange(server.port, "GET /healthz HTTP/1.0\r\n\r\n", 2000, false)).toStartWith("HTTP/1.1 200 OK\r\n");
+      await Bun.sleep(50);
+      expect(app.logs.filter((l) => l.msg === "request").map((l) => l.status)).toEqual([200]);
     } finally {
       server.stop();
     }
