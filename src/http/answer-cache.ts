@@ -54,6 +54,13 @@ export interface AnswerCache {
    * read has ended (with the answer it kept, or undefined); the others get a promise of that.
    */
   join(key: string, version: string): { leader: true; done: (answer: CachedAnswer | undefined) => void } | { leader: false; answer: Promise<CachedAnswer | undefined> };
+  /**
+   * Room for `bytes` more of answers being read to be kept (all of them together at most a
+   * quarter of the bound, beside what is kept): false when there is none, and the answer is
+   * then not kept. Given back with release() once the answer is kept or dropped.
+   */
+  reserve(bytes: number): boolean;
+  release(bytes: number): void;
   stats(): AnswerCacheStats;
   readonly maxBytes: number;
   /** The largest answer kept: a quarter of the bound. */
@@ -66,6 +73,7 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
   const reads = new Map<string, Promise<CachedAnswer | undefined>>();
   const counts = { hits: 0, misses: 0, evictions: 0, bytes: 0 };
   const maxEntryBytes = Math.floor(maxBytes / 4);
+  let collecting = 0; // bytes of answers being read, reserved to be kept
 
   const drop = (entry: Entry) => {
     if (entries.get(entry.key) !== entry) return;
@@ -137,6 +145,14 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
           done(answer);
         },
       };
+    },
+    reserve(bytes) {
+      if (collecting + bytes > maxEntryBytes) return false;
+      collecting += bytes;
+      return true;
+    },
+    release(bytes) {
+      collecting -= bytes;
     },
     stats: () => ({ ...counts, entries: entries.size }),
   };

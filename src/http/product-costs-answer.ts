@@ -75,7 +75,7 @@ export async function answerProductCosts(request: Request, context: RequestConte
       source = rows;
       if (keep) {
         const done = keep;
-        source = keeping(rows, cache!.maxEntryBytes, (body) => {
+        source = keeping(rows, cache!, (body) => {
           const answer = body && { version, body, rows: context.rows ?? 0 };
           done(answer && cache!.put(key, answer) ? answer : undefined);
         });
@@ -93,13 +93,15 @@ export async function answerProductCosts(request: Request, context: RequestConte
 
 /**
  * `source` as it is, its bytes also collected: `end` gets them once the source is read to
- * its end (when no larger than `limit`), and undefined otherwise (a failure, a client gone,
- * too large), so that the requests waiting for them read for themselves.
+ * its end, undefined otherwise (a failure, a client gone, or no room: the cache bounds the
+ * bytes of all answers being collected), so that the requests waiting for them read for
+ * themselves.
  */
-function keeping(source: Exclude<BodySource, Uint8Array>, limit: number, end: (body: Uint8Array | undefined) => void): BodySource {
+function keeping(source: Exclude<BodySource, Uint8Array>, cache: AnswerCache, end: (body: Uint8Array | undefined) => void): BodySource {
   async function* chunks(): AsyncGenerator<Uint8Array> {
     const parts: Uint8Array[] = [];
-    let size = 0;
+    let held = 0; // reserved in the cache for `parts`
+    let collecting = true;
     let whole = false;
     try {
       for (;;) {
@@ -108,13 +110,19 @@ function keeping(source: Exclude<BodySource, Uint8Array>, limit: number, end: (b
           whole = true;
           return;
         }
-        size += next.value.byteLength;
-        if (size <= limit) parts.push(next.value);
-        else parts.length = 0; // too large to keep: hold none of it
+        if (collecting && cache.reserve(next.value.byteLength)) {
+          held += next.value.byteLength;
+          parts.push(next.value);
+        } else if (collecting) {
+          collecting = false; // no room: hold none of it
+          parts.length = 0;
+        }
         yield next.value;
       }
     } finally {
-      end(whole && size <= limit ? Buffer.concat(parts) : undefined);
+      const body = whole && collecting ? Buffer.concat(parts) : undefined;
+      cache.release(held);
+      end(body);
     }
   }
   return { chunks: chunks(), close: (reason) => source.close(reason) };

@@ -64,3 +64,14 @@ describe("answer cache", () => {
     expect(cache.join("k", "v").leader).toBe(true);
   });
 });
+
+describe("answers being read", () => {
+  test("all of them together hold at most a quarter of the bound; released room is room again", () => {
+    const cache = createAnswerCache(1000);
+    expect(cache.reserve(200)).toBe(true);
+    expect(cache.reserve(50)).toBe(true);
+    expect(cache.reserve(1)).toBe(false); // 251 > 250
+    cache.release(200);
+    expect(cache.reserve(200)).toBe(true);
+  });
+});
