@@ -45,8 +45,8 @@ interface Entry extends CachedAnswer {
 export interface AnswerCache {
   /** The answer for `key` at `version`, or undefined (a miss; an entry of another version is dropped). */
   get(key: string, version: string): CachedAnswer | undefined;
-  /** Keeps an answer just read in full; false when it is too large to keep. */
-  put(key: string, answer: CachedAnswer): boolean;
+  /** Keeps an answer just read in full: the kept answer (what encoded() takes), or undefined when it is too large to keep. */
+  put(key: string, answer: CachedAnswer): CachedAnswer | undefined;
   /** The body compressed with `coding`, made at the first request for it and kept with the answer. */
   encoded(answer: CachedAnswer, coding: ContentCoding): Promise<Uint8Array>;
   /**
@@ -105,14 +105,14 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
       return undefined;
     },
     put(key, answer) {
-      if (maxBytes <= 0 || answer.body.byteLength > maxEntryBytes) return false;
+      if (maxBytes <= 0 || answer.body.byteLength > maxEntryBytes) return undefined;
       const old = entries.get(key);
       if (old) drop(old);
       const entry: Entry = { ...answer, key, encoded: new Map(), size: answer.body.byteLength };
       entries.set(key, entry);
       counts.bytes += entry.size;
       makeRoom(entry);
-      return true;
+      return entry;
     },
     encoded(answer, coding) {
       const entry = answer as Entry;

@@ -76,8 +76,8 @@ export async function answerProductCosts(request: Request, context: RequestConte
       if (keep) {
         const done = keep;
         source = keeping(rows, cache!, (body) => {
-          const answer = body && { version, body, rows: context.rows ?? 0 };
-          done(answer && cache!.put(key, answer) ? answer : undefined);
+          // The waiting requests get the kept entry itself: its compressed forms are shared.
+          done(body && cache!.put(key, { version, body, rows: context.rows ?? 0 }));
         });
       }
     } catch (err) {

@@ -70,7 +70,12 @@ describeWithPostgres("backup and restore as the README says", () => {
         return await Promise.all(
           ranges.map(async ([from, to, segment]) => {
             const res = await fetch(`${service.url}/external/v1/product-costs?month_from=${from}&month_to=${to}&segment=${segment}`, { headers: { authorization: `Bearer ${KEY}` } });
-            return res.status === 200 ? await res.text() : `${res.status} ${await res.text()}`;
+            if (res.status === 200) return await res.text();
+            // Not an answer: say why, from the service's own log line.
+            const id = res.headers.get("x-request-id");
+            const body = await res.text();
+            const line = await service.waitForLine((l) => l.msg === "request" && l.request_id === id).catch(() => undefined);
+            return `${res.status} ${body} ${JSON.stringify(line)}`;
           }),
         );
       } finally {
