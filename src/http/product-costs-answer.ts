@@ -3,7 +3,7 @@
 //   If-None-Match names the current ETag  → 304 Not Modified, no row read;
 //   the answer cache holds this version    → its bytes (each compression made once);
 //   otherwise the database read, streamed (body.ts), its bytes kept for the next request;
-//   identical requests arriving meanwhile wait for that read instead of making their own.
+//   identical requests arriving meanwhile wait for that read (up to 2 s) instead of making their own.
 // Every 200 and 304 says its representation's ETag (entity-tag.ts), Cache-Control: private,
 // no-cache (a client may keep the answer and must ask again: a 304 costs a few small reads),
 // and X-Data-Changed-At, when a write last changed the range's data (docs/api.md).
@@ -18,6 +18,29 @@ import type { BufferBudget } from "./read-ahead.ts";
 import type { RequestContext } from "./request-context.ts";
 import { SECURITY_HEADERS } from "./responses.ts";
 import { answerHeaders, rowsSource } from "./rows-response.ts";
+
+/**
+ * How long a request waits for an identical one's read before reading for itself: a read
+ * held back by its slow client (no read-ahead room) must not hold back the others.
+ */
+const COALESCE_WAIT_MS = 2000;
+
+/** The answer another request is reading, or undefined if it fails, is not kept, or takes too long (or this client leaves). */
+async function waitFor(answer: Promise<CachedAnswer | undefined>, signal: AbortSignal): Promise<CachedAnswer | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const giveUp = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), COALESCE_WAIT_MS);
+    onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([answer, giveUp]);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort!);
+  }
+}
 
 /** Kept by clients and proxies of one client, always asked again before use. */
 export const CACHE_CONTROL = "private, no-cache";
@@ -56,7 +79,7 @@ export async function answerProductCosts(request: Request, context: RequestConte
   if (!kept && cache) {
     const turn = cache.join(key, version);
     if (turn.leader) keep = turn.done;
-    else kept = await turn.answer; // undefined: that read failed or was too large; read it here
+    else kept = await waitFor(turn.answer, context.signal); // undefined: read it here
   }
 
   let source: BodySource;
