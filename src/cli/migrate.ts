@@ -6,12 +6,12 @@ import { resolve } from "node:path";
 import { holdsDatabase } from "../db/embedded/embedded.ts";
 import { indexBuildProgress, migrate, plannedMigrations } from "../db/migrations.ts";
 import { openDatabase } from "../db/open.ts";
-import { identifyPeer } from "../db/not-postgresql.ts";
 import { databaseProblem } from "../db/problems.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
 import type { Logger } from "../log.ts";
 import { heartbeat } from "../progress.ts";
 import type { CommandLine } from "./command-line.ts";
+import { onDatabase } from "./on-database.ts";
 
 export async function runMigrate({ config, own }: CommandLine, logger: Logger): Promise<void> {
   const dryRun = own.get("dry-run") === "true";
@@ -24,8 +24,8 @@ export async function runMigrate({ config, own }: CommandLine, logger: Logger): 
     return;
   }
   const db = await openDatabase(config, false, logger, { migrating: true });
-  let failed = false;
-  try {
+  // A database that cannot be migrated at all: its cause and the fix, in one line.
+  await onDatabase(db, "migrate", databaseProblem, async () => {
     if (dryRun) {
       const steps = await plannedMigrations(db.sql);
       for (const step of steps) logger.info("pending migration", { ...step });
@@ -45,14 +45,5 @@ export async function runMigrate({ config, own }: CommandLine, logger: Logger): 
     // What the migrations need built, built now, while the service may already answer (exactly).
     const refreshed = await refreshWithProgress("migrate", db.sql);
     logger.info("refreshed", { ...refreshed });
-  } catch (err) {
-    failed = true;
-    // A database that cannot be migrated at all: its cause and the fix, in one line.
-    const found = databaseProblem(await identifyPeer(err));
-    if (found) throw new Error(`cannot migrate: ${found.cause}; ${found.fix}`);
-    throw err;
-  } finally {
-    // After a failure nothing is worth waiting for: a connection attempt still under way would hold the exit for the whole grace.
-    await db.close(failed ? 0 : 5);
-  }
+  });
 }

@@ -63,8 +63,6 @@ export interface AnswerCache {
   release(bytes: number): void;
   stats(): AnswerCacheStats;
   readonly maxBytes: number;
-  /** The largest answer kept: a quarter of the bound. */
-  readonly maxEntryBytes: number;
 }
 
 export function createAnswerCache(maxBytes: number): AnswerCache {
@@ -91,7 +89,6 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
 
   return {
     maxBytes,
-    maxEntryBytes,
     get(key, version) {
       const entry = entries.get(key);
       if (entry?.version === version) {

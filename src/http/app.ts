@@ -75,6 +75,8 @@ export function createApp(deps: AppDeps) {
   });
   if (deps.rollupLag) deps.metrics?.trackRollupLag(deps.rollupLag);
   const answerCache = deps.answerCache;
+  // What the ETags name besides the data: another build may write other bytes.
+  const build = deps.build ? `${deps.build.version} ${deps.build.commit}` : "";
   if (answerCache) deps.metrics?.trackAnswerCache(() => answerCache.stats());
   const productCosts = new Elysia()
     // The query Elysia validates is read as Starlette reads it (query-string.ts), from the
@@ -127,7 +129,7 @@ export function createApp(deps: AppDeps) {
             ),
           read: () => guarded(read),
           cache: deps.answerCache,
-          build: deps.build ? `${deps.build.version} ${deps.build.commit}` : "",
+          build,
           budget: deps.readAhead,
         });
       },

@@ -40,6 +40,7 @@ import { SERVING_SETTINGS } from "../../src/db/client.ts";
 import { productCostsStatement, renderedAnswerStatement, type Statement } from "../../src/db/product-costs.ts";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
 import { rangeBench } from "./ranges.ts";
+import { query, SCENARIOS, type Scenario } from "./scenarios.ts";
 import { writerBench } from "./writers.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -67,14 +68,6 @@ const SERVER = (process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1
 const dbName = `pce_bench_${scale}`;
 const dbUrl = `${SERVER}/${dbName}`;
 
-const SCENARIOS = [
-  { name: "one day", from: "2026-10-15", to: "2026-10-15", segment: "normal" },
-  { name: "one month", from: "2026-09-01", to: "2026-09-30", segment: "normal" },
-  { name: "one quarter", from: "2026-07-01", to: "2026-09-30", segment: "normal" },
-  { name: "two years", from: "2024-11-01", to: "2026-10-31", segment: "all" },
-] as const;
-type Scenario = (typeof SCENARIOS)[number];
-const query = (s: Scenario) => `month_from=${s.from}&month_to=${s.to}&segment=${s.segment}`;
 
 const log = (msg: string) => console.error(`bench: ${msg}`);
 const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");

@@ -20,6 +20,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { query, SCENARIOS } from "./scenarios.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const KEY = "bench-key-0123456789abcdef";
@@ -38,13 +39,6 @@ const today = new Date().toISOString().slice(0, 10);
 const out = join(ROOT, `tests/bench/results/${today}-repeat-reads-${scale}.md`);
 const CACHE_MB = 256; // the default of ANSWER_CACHE_MB
 
-const SCENARIOS = [
-  { name: "one day", from: "2026-10-15", to: "2026-10-15", segment: "normal" },
-  { name: "one month", from: "2026-09-01", to: "2026-09-30", segment: "normal" },
-  { name: "one quarter", from: "2026-07-01", to: "2026-09-30", segment: "normal" },
-  { name: "two years", from: "2024-11-01", to: "2026-10-31", segment: "all" },
-] as const;
-const query = (s: { from: string; to: string; segment: string }) => `month_from=${s.from}&month_to=${s.to}&segment=${s.segment}`;
 const log = (msg: string) => console.error(`repeat-reads: ${msg}`);
 const auth = { authorization: `Bearer ${KEY}` };
 

@@ -1,0 +1,22 @@
+// What `migrate` and `refresh` share: run the work on the opened database, turn a failure an
+// operator can fix into one line with its cause and fix (a peer that is not PostgreSQL told
+// apart first), and close the pool: with a grace after success, at once after a failure
+// (nothing is worth waiting for then, and a connection attempt under way would hold the exit).
+
+import type { Database } from "../db/database.ts";
+import { identifyPeer } from "../db/not-postgresql.ts";
+import type { DatabaseProblem } from "../db/problems.ts";
+
+export async function onDatabase(db: Database, verb: string, problemOf: (err: unknown) => DatabaseProblem | undefined, work: () => Promise<void>): Promise<void> {
+  let failed = false;
+  try {
+    await work();
+  } catch (err) {
+    failed = true;
+    const found = problemOf(await identifyPeer(err));
+    if (found) throw new Error(`cannot ${verb}: ${found.cause}; ${found.fix}`);
+    throw err;
+  } finally {
+    await db.close(failed ? 0 : 5);
+  }
+}
