@@ -28,6 +28,7 @@ import type { BufferBudget } from "./read-ahead.ts";
 import { answerProductCosts } from "./product-costs-answer.ts";
 import type { AnswerCache } from "./answer-cache.ts";
 import { readAnswerVersion } from "../db/answer-version.ts";
+import { freshReads } from "../fresh-reads.ts";
 import { PRODUCT_COSTS_PATH } from "./routes.ts";
 import { ProductCostsQuery } from "./schemas.ts";
 
@@ -78,6 +79,13 @@ export function createApp(deps: AppDeps) {
   // What the ETags name besides the data: another build may write other bytes.
   const build = deps.build ? `${deps.build.version} ${deps.build.commit}` : "";
   if (answerCache) deps.metrics?.trackAnswerCache(() => answerCache.stats());
+  const guarded = <T>(work: () => Promise<T>) => (deps.guard ? deps.guard.run(work) : work());
+  // A range's version, one read shared by the requests that arrived while the one before ran.
+  const answerVersion = freshReads((range, signal) => {
+    const [firstDay, lastDay] = range.split(" ") as [string, string];
+    const options = { firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal };
+    return guarded(() => admission.run(signal, () => readAnswerVersion(deps.sql, firstDay, lastDay, options)));
+  });
   const productCosts = new Elysia()
     // The query Elysia validates is read as Starlette reads it (query-string.ts), from the
     // target the handler read at arrival: Elysia's own parse differs on `??`, `#`, bad escapes.
@@ -105,7 +113,6 @@ export function createApp(deps: AppDeps) {
 
         const context = contextOf(request);
         context.format = preferredRowFormat(request.headers.get("accept"));
-        const guarded = <T>(work: () => Promise<T>) => (deps.guard ? deps.guard.run(work) : work());
         const read = () =>
           admission.read(context.signal, (signal) =>
             readProductCosts(
@@ -121,12 +128,7 @@ export function createApp(deps: AppDeps) {
             ),
           );
         return answerProductCosts(request, context, params, {
-          version: () =>
-            guarded(() =>
-              admission.run(context.signal, () =>
-                readAnswerVersion(deps.sql, monthFrom, monthTo, { firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal: context.signal }),
-              ),
-            ),
+          version: () => answerVersion(`${monthFrom} ${monthTo}`, context.signal),
           read: () => guarded(read),
           cache: deps.answerCache,
           build,
