@@ -80,11 +80,13 @@ export function createApp(deps: AppDeps) {
   const build = deps.build ? `${deps.build.version} ${deps.build.commit}` : "";
   if (answerCache) deps.metrics?.trackAnswerCache(() => answerCache.stats());
   const guarded = <T>(work: () => Promise<T>) => (deps.guard ? deps.guard.run(work) : work());
-  // A range's version, one read shared by the requests that arrived while the one before ran.
+  // A range's version, one read shared by the requests that arrived while the one before
+  // ran. Each request still waits for it in an admission slot of its own, so the bounds on
+  // running and queued requests (and 503 OVERLOADED past them) stay what they were.
   const answerVersion = freshReads((range, signal) => {
     const [firstDay, lastDay] = range.split(" ") as [string, string];
     const options = { firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal };
-    return guarded(() => admission.run(signal, () => readAnswerVersion(deps.sql, firstDay, lastDay, options)));
+    return guarded(() => readAnswerVersion(deps.sql, firstDay, lastDay, options));
   });
   const productCosts = new Elysia()
     // The query Elysia validates is read as Starlette reads it (query-string.ts), from the
@@ -128,7 +130,7 @@ export function createApp(deps: AppDeps) {
             ),
           );
         return answerProductCosts(request, context, params, {
-          version: () => answerVersion(`${monthFrom} ${monthTo}`, context.signal),
+          version: () => admission.run(context.signal, () => answerVersion(`${monthFrom} ${monthTo}`, context.signal)),
           read: () => guarded(read),
           cache: deps.answerCache,
           build,
