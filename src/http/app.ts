@@ -23,7 +23,7 @@ import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
 import { preferredRowFormat } from "./accept.ts";
 import { contextOf } from "./request-context.ts";
-import { compactJson, jsonResponse } from "./responses.ts";
+import { jsonResponse } from "./responses.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import { answerProductCosts } from "./product-costs-answer.ts";
 import type { AnswerCache } from "./answer-cache.ts";
@@ -149,7 +149,7 @@ export function createApp(deps: AppDeps) {
       },
     );
 
-  const healthz = compactJson({ detail: "OK", ...(deps.build ? { version: deps.build.version, commit: deps.build.commit } : {}) });
+  const healthz = { detail: "OK", ...(deps.build ? { version: deps.build.version, commit: deps.build.commit } : {}) };
   // The routes are read when a request matches none: by then the app below has them all.
   let served: () => readonly { method: string; path: string }[] = () => [];
   const app = new Elysia()
@@ -167,15 +167,15 @@ export function createApp(deps: AppDeps) {
         // keep sending it traffic it can only refuse. (A database problem is named first.)
         if (r.ready && deps.keys().size === 0) {
           contextOf(request).error = NOT_CONFIGURED();
-          return jsonResponse(503, compactJson({ detail: NOT_CONFIGURED().detail, cause: "no API key configured: every API request answers 503", fix: NO_KEYS_FIX }));
+          return jsonResponse(503, { detail: NOT_CONFIGURED().detail, cause: "no API key configured: every API request answers 503", fix: NO_KEYS_FIX });
         }
         if (r.ready) {
           // Answers are exact whatever the rollup's lag: still ready, but a large lag is named.
           const lag = deps.rollupLag ? await deps.rollupLag() : undefined;
           const rollup = lag && lagIsLarge(lag) ? { rollup: rollupLagBody(lag) } : {};
-          return jsonResponse(200, compactJson({ detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...rollup }));
+          return jsonResponse(200, { detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...rollup });
         }
-        return jsonResponse(503, compactJson({ detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix }));
+        return jsonResponse(503, { detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix });
       },
       { detail: { hide: true } },
     )
