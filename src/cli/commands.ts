@@ -20,7 +20,7 @@ const PROGRAM = "product-cost-export";
 const print = (text: string) => void process.stdout.write(text + "\n");
 
 const tableColumns = Object.entries(TABLES).map(
-  ([table, spec]) => `  ${table}: ${Object.keys(spec.columns).join(", ")} (key: ${spec.key.join(", ")}; required: ${spec.required.join(", ")})`,
+  ([table, spec]) => `  ${table}: ${Object.keys(spec.columns).join(", ")} (key: ${spec.key.join(", ")}; required: ${spec.key.join(", ")})`,
 );
 
 export const COMMANDS: readonly CommandSpec[] = [
