@@ -99,7 +99,7 @@ export function createApp(deps: AppDeps) {
       PRODUCT_COSTS_PATH,
       async ({ request, query }) => {
         const params = productCostParams(query);
-        const { monthFrom, monthTo, segment } = params;
+        const { monthFrom, monthTo } = params;
         if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
         if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
 
@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps) {
           admission.read(context.signal, (signal) =>
             readProductCosts(
               deps.sql,
-              { monthFrom, monthTo, segment },
+              params,
               {
                 batchSize: deps.batchSize ?? 2000,
                 rendered: context.format === "json",
