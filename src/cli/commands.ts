@@ -117,7 +117,6 @@ export function commandNamed(name: string): CommandSpec {
   return command;
 }
 
-
 /** `product-cost-export --help`: the commands, and where each one's flags are explained. */
 export function overviewHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 2;

@@ -31,7 +31,6 @@ import { readAnswerVersion } from "../db/answer-version.ts";
 import { PRODUCT_COSTS_PATH } from "./routes.ts";
 import { ProductCostsQuery } from "./schemas.ts";
 
-
 export interface AppDeps {
   /** The active keys; a function so that SIGHUP can swap them without a restart. */
   keys: () => ApiKeyRing;
