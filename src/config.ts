@@ -165,8 +165,13 @@ export function readSettings(command: string, flags: ReadonlyMap<string, string>
     out[spec.key] = value ?? spec.default;
   }
 
+  // A problem names a setting by its flag when it was given, else by its variable.
+  const sourceOf = (key: string) => {
+    const spec = SETTINGS.find((s) => s.key === key)!;
+    return flags.has(spec.flag) ? `--${spec.flag}` : spec.env;
+  };
   const database = reads.some((s) => s.key === "databaseUrl")
-    ? databaseUrlOf(out, MAIN_DATABASE, flags.has("database-url") ? "--database-url" : "DATABASE_URL", problems)
+    ? databaseUrlOf(out, "databaseUrl", sourceOf("databaseUrl"), problems)
     : undefined;
   let target: DatabaseTarget | undefined;
   if (database) {
@@ -183,10 +188,10 @@ export function readSettings(command: string, flags: ReadonlyMap<string, string>
       problems.push("TLS_CERT_FILE and TLS_KEY_FILE must be set together");
     }
     const proxies = out.trustedProxies === undefined ? undefined : parseTrustedProxies(out.trustedProxies as string).problem;
-    if (proxies) problems.push(`${flags.has("trusted-proxies") ? "--trusted-proxies" : "TRUSTED_PROXIES"}: ${proxies}`);
+    if (proxies) problems.push(`${sourceOf("trustedProxies")}: ${proxies}`);
     const hostProblem = checkListenHost(out.host as string);
-    if (hostProblem) problems.push(`${flags.has("host") ? "--host" : "HOST"} ${hostProblem}`);
-    const refresh = databaseUrlOf(out, REFRESH_DATABASE, flags.has("refresh-database-url") ? "--refresh-database-url" : "REFRESH_DATABASE_URL", problems);
+    if (hostProblem) problems.push(`${sourceOf("host")} ${hostProblem}`);
+    const refresh = databaseUrlOf(out, "refreshDatabaseUrl", sourceOf("refreshDatabaseUrl"), problems);
     if (refresh) {
       out.refreshDatabaseUrl = refresh.url;
       checkDatabaseUrl(refresh.url, refresh.source, problems);
@@ -213,28 +218,23 @@ export const DATABASE_URL_CREDENTIAL = "database-url";
 /** The systemd credential that holds the REFRESH_DATABASE_URL. */
 export const REFRESH_DATABASE_URL_CREDENTIAL = "refresh-database-url";
 
-/** A URL that may come from a setting, a file setting or a systemd credential. */
-interface UrlSources {
-  key: string;
-  fileKey: string;
-  fileEnv: string;
-  credential: string;
-}
-const MAIN_DATABASE: UrlSources = { key: "databaseUrl", fileKey: "databaseUrlFile", fileEnv: "DATABASE_URL_FILE", credential: DATABASE_URL_CREDENTIAL };
-const REFRESH_DATABASE: UrlSources = { key: "refreshDatabaseUrl", fileKey: "refreshDatabaseUrlFile", fileEnv: "REFRESH_DATABASE_URL_FILE", credential: REFRESH_DATABASE_URL_CREDENTIAL };
+const CREDENTIALS = { databaseUrl: DATABASE_URL_CREDENTIAL, refreshDatabaseUrl: REFRESH_DATABASE_URL_CREDENTIAL };
 
 /**
  * A database URL and where it came from: the flag or variable (`source`); else its _FILE
- * setting; else the systemd credential. A file holds one line (surrounding whitespace ignored).
+ * setting (`key` + File); else its systemd credential. A file holds one line (surrounding
+ * whitespace ignored).
  */
-function databaseUrlOf(out: Record<string, unknown>, from: UrlSources, source: string, problems: string[]): { url: string; source: string } | undefined {
-  const file = out[from.fileKey] as string | undefined;
-  if (out[from.key] !== undefined) {
-    if (file !== undefined) problems.push(`${source} and ${from.fileEnv} are both set: keep one`);
-    return { url: out[from.key] as string, source };
+function databaseUrlOf(out: Record<string, unknown>, key: keyof typeof CREDENTIALS, source: string, problems: string[]): { url: string; source: string } | undefined {
+  const file = out[`${key}File`] as string | undefined;
+  const fileEnv = SETTINGS.find((s) => s.key === `${key}File`)!.env;
+  if (out[key] !== undefined) {
+    if (file !== undefined) problems.push(`${source} and ${fileEnv} are both set: keep one`);
+    return { url: out[key] as string, source };
   }
-  const credential = out.credentialsDirectory ? join(out.credentialsDirectory as string, from.credential) : undefined;
-  const [path, what] = file !== undefined ? [file, `${from.fileEnv} ${file}`] : credential && existsSync(credential) ? [credential, `the systemd credential ${from.credential}`] : [];
+  const name = CREDENTIALS[key];
+  const credential = out.credentialsDirectory ? join(out.credentialsDirectory as string, name) : undefined;
+  const [path, what] = file !== undefined ? [file, `${fileEnv} ${file}`] : credential && existsSync(credential) ? [credential, `the systemd credential ${name}`] : [];
   if (!path) return undefined;
   try {
     const url = readFileSync(path, "utf8").trim();

@@ -6,12 +6,7 @@ import { fstatSync } from "node:fs";
 export type Level = "debug" | "info" | "warn" | "error";
 const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-export interface Logger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
+export type Logger = Record<Level, (msg: string, fields?: Record<string, unknown>) => void>;
 
 export interface LoggerOptions {
   level: Level;
@@ -64,10 +59,7 @@ export function createLogger(options: LoggerOptions): Logger {
       write(prefix(level) + JSON.stringify({ time, level, msg, ...fields }));
     }
   };
-  return {
-    debug: (m, f) => emit("debug", m, f),
-    info: (m, f) => emit("info", m, f),
-    warn: (m, f) => emit("warn", m, f),
-    error: (m, f) => emit("error", m, f),
-  };
+  const logger = {} as Logger;
+  for (const level of Object.keys(RANK) as Level[]) logger[level] = (msg, fields) => emit(level, msg, fields);
+  return logger;
 }

@@ -55,9 +55,7 @@ export function fingerprintOfDigest(digestHex: string): string {
 
 /** Parses key entries (plain keys or sha256:<hex> digests) into a ring. `source` names them in errors. */
 export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonly string[] = []): ApiKeyRing {
-  const digests: Buffer[] = [];
-  const fingerprints: string[] = [];
-  const labels: (string | undefined)[] = [];
+  const keys: { digest: Buffer; match: KeyMatch }[] = [];
   const problems: string[] = [];
   const warnings: string[] = [...fileWarnings];
   const seen = new Set<string>();
@@ -79,26 +77,21 @@ export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonl
     }
     if (seen.has(hex)) continue; // the same key listed twice (e.g. env and file) is one key
     seen.add(hex);
-    digests.push(Buffer.from(hex, "hex"));
-    fingerprints.push(fingerprintOfDigest(hex));
-    labels.push(label);
+    const fingerprint = fingerprintOfDigest(hex);
+    keys.push({ digest: Buffer.from(hex, "hex"), match: label === undefined ? { fingerprint } : { fingerprint, label } });
   }
   if (problems.length) throw new ConfigError(problems.join("; "));
 
   return {
-    size: digests.length,
-    fingerprints: Object.freeze([...fingerprints]),
+    size: keys.length,
+    fingerprints: Object.freeze(keys.map((k) => k.match.fingerprint)),
     warnings: Object.freeze(warnings),
     match(presented: string): KeyMatch | null {
       const candidate = createHash("sha256").update(presented, "utf8").digest();
-      let found = -1;
+      let found: KeyMatch | null = null;
       // Compare against every key, without stopping early, so timing says nothing about which matched.
-      for (let i = 0; i < digests.length; i++) {
-        if (timingSafeEqual(candidate, digests[i]!)) found = i;
-      }
-      if (found === -1) return null;
-      const label = labels[found];
-      return label === undefined ? { fingerprint: fingerprints[found]! } : { fingerprint: fingerprints[found]!, label };
+      for (const key of keys) if (timingSafeEqual(candidate, key.digest)) found = key.match;
+      return found && { ...found }; // the caller's own copy
     },
   };
 }

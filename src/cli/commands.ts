@@ -20,7 +20,7 @@ const PROGRAM = "product-cost-export";
 const print = (text: string) => void process.stdout.write(text + "\n");
 
 const tableColumns = Object.entries(TABLES).map(
-  ([table, spec]) => `  ${table}: ${Object.keys(spec.columns).join(", ")} (key: ${spec.key.join(", ")}; required: ${spec.required.join(", ")})`,
+  ([table, spec]) => `  ${table}: ${Object.keys(spec.columns).join(", ")} (key: ${spec.key.join(", ")}; required: ${spec.key.join(", ")})`,
 );
 
 export const COMMANDS: readonly CommandSpec[] = [
@@ -116,7 +116,6 @@ export function commandNamed(name: string): CommandSpec {
   if (!command) throw new ConfigError(`unknown command ${JSON.stringify(name)} (see --help)`);
   return command;
 }
-
 
 /** `product-cost-export --help`: the commands, and where each one's flags are explained. */
 export function overviewHelp(): string {

@@ -18,7 +18,6 @@ export function generateKey({ own }: CommandLine): void {
   }
 }
 
-
 /** A label fits on the key file's line: printable, one line, not too long for a log field. */
 function checkLabel(label: string): string {
   const trimmed = label.trim();

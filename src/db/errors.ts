@@ -7,32 +7,26 @@
 import postgres from "postgres";
 import { databaseProblem } from "./problems.ts";
 
-/** SQLSTATEs of a server that is shutting down, starting, overloaded or out of reach. */
+// A server starting up, a connection exception and a failure to connect at all are problems
+// of problems.ts, so they are not listed again here.
+
+/** SQLSTATEs of a server that is shutting down, overloaded or cutting sessions. */
 const UNAVAILABLE_SQLSTATES = new Set([
   "57P01", // admin_shutdown: terminating connection due to administrator command
   "57P02", // crash_shutdown
-  "57P03", // cannot_connect_now: the database system is starting up
   "57014", // query_canceled: statement timeout
   "53300", // too_many_connections
   "53000", // insufficient_resources
   "25P03", // idle_in_transaction_session_timeout
 ]);
 
-/** Client-side failures reported by postgres.js or the socket layer. */
+/** Client-side failures reported by postgres.js or the socket layer: a session lost, or the read's own deadline. */
 const UNAVAILABLE_CLIENT_CODES = new Set([
-  "ECONNREFUSED",
   "ECONNRESET",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
-  "CONNECT_TIMEOUT",
   "DATABASE_DEADLINE",
-  "NOT_POSTGRESQL",
 ]);
 
 export class DatabaseDeadlineError extends Error {
@@ -66,9 +60,7 @@ export function databaseErrorKind(err: unknown): DatabaseErrorKind | undefined {
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (databaseProblem(err)) return true;
-  if (err instanceof postgres.PostgresError) {
-    return UNAVAILABLE_SQLSTATES.has(err.code) || err.code.startsWith("08");
-  }
+  if (err instanceof postgres.PostgresError) return UNAVAILABLE_SQLSTATES.has(err.code);
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && UNAVAILABLE_CLIENT_CODES.has(code);
 }

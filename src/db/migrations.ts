@@ -77,11 +77,6 @@ export interface MigrateOptions {
   onStepDone?: (step: MigrationStep, ms: number) => void;
 }
 
-/** "0006", "0006 (restored product_cost_months)": how migrate() reports a step. */
-function describe(step: MigrationStep): string {
-  return step.action === "restore" ? `${step.version} (restored ${step.tables!.join(", ")})` : step.version;
-}
-
 /**
  * The steps that bring a database to `migrations`, given what it has applied (version →
  * checksum). Throws when an applied migration's SQL was changed since.
@@ -137,7 +132,7 @@ export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRA
         await tx`insert into schema_migrations (version, name, checksum) values (${m.version}, ${m.name}, ${checksum(m.sql)})`;
       }
       options.onStepDone?.(step, performance.now() - started);
-      applied.push(describe(step));
+      applied.push(step.action === "restore" ? `${step.version} (restored ${step.tables!.join(", ")})` : step.version);
     }
   });
   return applied;

@@ -2,8 +2,6 @@
 // none is configured, the embedded one. Either way the rest of the service sees one
 // postgres.js pool, so there is one data path.
 
-export type { Database } from "./database.ts";
-
 import { ConfigError, type Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { createPool } from "./client.ts";

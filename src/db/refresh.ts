@@ -110,7 +110,6 @@ async function fold(session: Session, options: RefreshOptions, started: number):
     await record(0);
     return { mode: "none", notes: 0 };
   }
-  const progress = options.onProgress ?? (() => {});
   // The rollup's last month: the data's, and never earlier than before (the months never
   // shrink, so a read's lookups stay dense).
   const last = [s!.last_month, rebuild ? null : s!.months_last_month].filter((m): m is string => m !== null).sort().at(-1);
@@ -136,7 +135,7 @@ async function fold(session: Session, options: RefreshOptions, started: number):
       )) as unknown as { first_day: string | null }[];
       await session.unsafe(startMonthSql, [month]);
       await session.unsafe(writeMonthSql, [month, nextMonth(month), first_day ?? nextMonth(month)]);
-      progress({ step: "totals", done: i + 1, total: months.length });
+      options.onProgress?.({ step: "totals", done: i + 1, total: months.length });
     }
     // Statistics of the new rows before the renders plan their lookups.
     if (rebuild) await session.unsafe("analyze product_cost_months");
@@ -153,7 +152,6 @@ async function fold(session: Session, options: RefreshOptions, started: number):
 async function renderMissing(sql: Sql, session: Session, options: RefreshOptions): Promise<number> {
   const missing = (await session.unsafe(missingAnswersSql)) as unknown as { period: string; period_start: string }[];
   if (missing.length === 0) return 0;
-  const progress = options.onProgress ?? (() => {});
   const helpers = await Promise.all(
     Array.from({ length: Math.min(RENDER_SESSIONS - 1, sql.options.max - 1, missing.length - 1) }, () => sql.reserve()),
   );
@@ -166,7 +164,7 @@ async function renderMissing(sql: Sql, session: Session, options: RefreshOptions
         await on.unsafe(deleteAnswerSql, [period, period_start]);
         await on.unsafe(renderAnswerSql, [period, period_start]);
       });
-      progress({ step: "answers", done: ++done, total: missing.length });
+      options.onProgress?.({ step: "answers", done: ++done, total: missing.length });
     }
   };
   try {

@@ -19,8 +19,6 @@ export interface AdmissionOptions {
   maxQueued: number;
   /** Longest wait for a slot; longer: 503 OVERLOADED. */
   queueTimeoutMs: number;
-  /** Retry-After of an OVERLOADED answer, in seconds. */
-  retryAfterSeconds?: number;
 }
 
 export interface Admission {
@@ -35,22 +33,19 @@ export interface Admission {
   stats(): { running: number; queued: number };
 }
 
-interface Waiter {
-  grant(): void;
-  fail(err: unknown): void;
-}
-
 // For an app given none: the settings' defaults (DB_POOL_MAX, REQUEST_QUEUE_MAX, ...).
 export const ADMISSION_DEFAULTS = { maxConcurrent: DEFAULTS.dbPoolMax, maxQueued: DEFAULTS.requestQueueMax, queueTimeoutMs: DEFAULTS.requestQueueTimeoutMs };
 
+// Retry-After of an OVERLOADED answer, in seconds.
+const RETRY_AFTER_SECONDS = 1;
+
 export function createAdmission(options: AdmissionOptions): Admission {
-  const retryAfter = options.retryAfterSeconds ?? 1;
   let running = 0;
-  const waiting: Waiter[] = [];
+  const waiting: (() => void)[] = []; // each waiter's grant
 
   const releaseSlot = () => {
     const next = waiting.shift();
-    if (next) next.grant(); // the slot passes straight to the next waiter
+    if (next) next(); // the slot passes straight to the next waiter
     else running--;
   };
 
@@ -60,29 +55,22 @@ export function createAdmission(options: AdmissionOptions): Admission {
       running++;
       return Promise.resolve();
     }
-    if (waiting.length >= options.maxQueued) return Promise.reject(OVERLOADED(retryAfter));
+    if (waiting.length >= options.maxQueued) return Promise.reject(OVERLOADED(RETRY_AFTER_SECONDS));
     return new Promise<void>((resolve, reject) => {
-      const leave = (err: unknown) => {
-        const i = waiting.indexOf(waiter);
-        if (i !== -1) waiting.splice(i, 1);
-        cleanup();
-        reject(err);
-      };
-      const onAbort = () => leave(signal.reason);
-      const timer = setTimeout(() => leave(OVERLOADED(retryAfter)), options.queueTimeoutMs);
-      const cleanup = () => {
+      const stopWaiting = () => {
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
       };
-      const waiter: Waiter = {
-        grant: () => {
-          cleanup();
-          resolve();
-        },
-        fail: leave,
+      const grant = () => (stopWaiting(), resolve());
+      const leave = (err: unknown) => {
+        stopWaiting();
+        waiting.splice(waiting.indexOf(grant), 1); // still listed: a granted waiter has no timer or listener left
+        reject(err);
       };
+      const onAbort = () => leave(signal.reason);
+      const timer = setTimeout(() => leave(OVERLOADED(RETRY_AFTER_SECONDS)), options.queueTimeoutMs);
       signal.addEventListener("abort", onAbort, { once: true });
-      waiting.push(waiter);
+      waiting.push(grant);
     });
   };
 

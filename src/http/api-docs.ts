@@ -24,18 +24,20 @@ export const DOCS_ASSETS: Readonly<Record<string, { file: string; type: string }
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: object) => ({ "application/json": { schema } });
-const REQUEST_ID_SCHEMA = { type: "string" } as const;
 const REQUEST_ID = {
   "X-Request-Id": {
     description: "The request's id: the caller's X-Request-Id when it is 1-128 of [A-Za-z0-9._:-], else a generated UUID. Also in the log line.",
-    schema: REQUEST_ID_SCHEMA,
+    schema: { type: "string" } as const,
   },
 };
 const RETRY_AFTER = {
   ...REQUEST_ID,
   "Retry-After": { description: "Seconds to wait before trying again (with RATE_LIMITED, OVERLOADED and DATABASE_UNAVAILABLE).", schema: { type: "integer" } as const },
 };
+
+/** An error status: every error body is JSON. */
+const error = (description: string, schema: object, headers: typeof REQUEST_ID = REQUEST_ID) =>
+  ({ description, headers, content: { "application/json": { schema } } });
 
 /** The responses of GET /external/v1/product-costs: every status the service can answer, with its body. */
 export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"]> = {
@@ -57,49 +59,33 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
       },
     },
   },
-  400: {
-    description: "INVALID_MONTH_RANGE: month_from is after month_to, or the range is longer than the operator's MAX_RANGE_DAYS.",
-    headers: REQUEST_ID,
-    content: json(DetailCode("INVALID_MONTH_RANGE")),
-  },
-  401: {
-    description: "INVALID_API_KEY: the Authorization header is missing, is not `Bearer <key>`, or holds an unknown key.",
-    headers: REQUEST_ID,
-    content: json(DetailCode("INVALID_API_KEY")),
-  },
-  414: {
-    description: "The request target (path and query) is longer than 64 KiB.",
-    headers: REQUEST_ID,
-    content: json(DetailCode("URI Too Long")),
-  },
-  422: {
-    description: "Request validation failure: one item per failing query parameter, in the order month_from, month_to, segment.",
-    headers: REQUEST_ID,
-    content: json(ref("HTTPValidationError")),
-  },
-  429: {
-    description: "RATE_LIMITED: this key sent more than the operator's RATE_LIMIT_PER_MINUTE (only when that limit is set).",
-    headers: RETRY_AFTER,
-    content: json(DetailCode("RATE_LIMITED")),
-  },
-  431: {
-    description: "The request's header fields are larger than 64 KiB in total.",
-    headers: REQUEST_ID,
-    content: json(DetailCode("Request Header Fields Too Large")),
-  },
-  500: {
-    description: "INTERNAL_ERROR: an unexpected failure; the cause is in the service's log, never in the body.",
-    headers: REQUEST_ID,
-    content: json(DetailCode("INTERNAL_ERROR")),
-  },
-  503: {
-    description:
-      "EXTERNAL_API_NOT_CONFIGURED: the service has no API key configured. " +
+  400: error(
+    "INVALID_MONTH_RANGE: month_from is after month_to, or the range is longer than the operator's MAX_RANGE_DAYS.",
+    DetailCode("INVALID_MONTH_RANGE"),
+  ),
+  401: error(
+    "INVALID_API_KEY: the Authorization header is missing, is not `Bearer <key>`, or holds an unknown key.",
+    DetailCode("INVALID_API_KEY"),
+  ),
+  414: error("The request target (path and query) is longer than 64 KiB.", DetailCode("URI Too Long")),
+  422: error(
+    "Request validation failure: one item per failing query parameter, in the order month_from, month_to, segment.",
+    ref("HTTPValidationError"),
+  ),
+  429: error(
+    "RATE_LIMITED: this key sent more than the operator's RATE_LIMIT_PER_MINUTE (only when that limit is set).",
+    DetailCode("RATE_LIMITED"),
+    RETRY_AFTER,
+  ),
+  431: error("The request's header fields are larger than 64 KiB in total.", DetailCode("Request Header Fields Too Large")),
+  500: error("INTERNAL_ERROR: an unexpected failure; the cause is in the service's log, never in the body.", DetailCode("INTERNAL_ERROR")),
+  503: error(
+    "EXTERNAL_API_NOT_CONFIGURED: the service has no API key configured. " +
       "DATABASE_UNAVAILABLE: the database is unreachable or did not answer in time; retrying later may succeed. " +
       "OVERLOADED: every database connection is busy and the wait list is full or the wait too long; retry after Retry-After seconds.",
-    headers: RETRY_AFTER,
-    content: json(DetailCode("EXTERNAL_API_NOT_CONFIGURED", "DATABASE_UNAVAILABLE", "OVERLOADED")),
-  },
+    DetailCode("EXTERNAL_API_NOT_CONFIGURED", "DATABASE_UNAVAILABLE", "OVERLOADED"),
+    RETRY_AFTER,
+  ),
 };
 
 const DOCUMENTATION = {
@@ -115,16 +101,17 @@ const DOCUMENTATION = {
   // from, a sub-path behind a reverse proxy included.
   servers: [{ url: ".", description: "This service: where this document was fetched from." }],
   tags: [{ name: "product costs", description: "The one operation of the external API." }],
-  components: {
-    securitySchemes: {
-      bearerAuth: { type: "http", scheme: "bearer", description: "A product-cost API key issued by the service operator." },
-    },
-    // The TypeBox schemas serialise to OpenAPI 3.0 schema objects (nullable: true, integer).
-    schemas: {
-      ProductCostRow,
-      ValidationError: ValidationErrorItem,
-      HTTPValidationError: { ...ValidationErrorBody, properties: { detail: { type: "array", items: ref("ValidationError") } } },
-    },
+};
+
+const COMPONENTS = {
+  securitySchemes: {
+    bearerAuth: { type: "http", scheme: "bearer", description: "A product-cost API key issued by the service operator." },
+  },
+  // The TypeBox schemas serialise to OpenAPI 3.0 schema objects (nullable: true, integer).
+  schemas: {
+    ProductCostRow,
+    ValidationError: ValidationErrorItem,
+    HTTPValidationError: { ...ValidationErrorBody, properties: { detail: { type: "array", items: ref("ValidationError") } } },
   },
 };
 
@@ -179,11 +166,9 @@ export function apiDocs() {
           describeOnParameters(paths);
           document = {
             openapi: "3.0.3",
-            info: DOCUMENTATION.info,
-            servers: DOCUMENTATION.servers,
-            tags: DOCUMENTATION.tags,
+            ...DOCUMENTATION,
             paths,
-            components: { ...DOCUMENTATION.components, schemas: { ...components.schemas, ...DOCUMENTATION.components.schemas } },
+            components: { ...COMPONENTS, schemas: { ...components.schemas, ...COMPONENTS.schemas } },
           };
         }
         return Response.json(document);

@@ -23,7 +23,7 @@ import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
 import { preferredRowFormat } from "./accept.ts";
 import { contextOf } from "./request-context.ts";
-import { compactJson, jsonResponse } from "./responses.ts";
+import { jsonResponse } from "./responses.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import { answerProductCosts } from "./product-costs-answer.ts";
 import type { AnswerCache } from "./answer-cache.ts";
@@ -31,7 +31,6 @@ import { readAnswerVersion } from "../db/answer-version.ts";
 import { freshReads } from "../fresh-reads.ts";
 import { PRODUCT_COSTS_PATH } from "./routes.ts";
 import { ProductCostsQuery } from "./schemas.ts";
-
 
 export interface AppDeps {
   /** The active keys; a function so that SIGHUP can swap them without a restart. */
@@ -109,7 +108,7 @@ export function createApp(deps: AppDeps) {
       PRODUCT_COSTS_PATH,
       async ({ request, query }) => {
         const params = productCostParams(query);
-        const { monthFrom, monthTo, segment } = params;
+        const { monthFrom, monthTo } = params;
         if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
         if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
 
@@ -119,7 +118,7 @@ export function createApp(deps: AppDeps) {
           admission.read(context.signal, (signal) =>
             readProductCosts(
               deps.sql,
-              { monthFrom, monthTo, segment },
+              params,
               {
                 batchSize: deps.batchSize ?? 2000,
                 rendered: context.format === "json",
@@ -153,7 +152,7 @@ export function createApp(deps: AppDeps) {
       },
     );
 
-  const healthz = compactJson({ detail: "OK", ...(deps.build ? { version: deps.build.version, commit: deps.build.commit } : {}) });
+  const healthz = { detail: "OK", ...(deps.build ? { version: deps.build.version, commit: deps.build.commit } : {}) };
   // The routes are read when a request matches none: by then the app below has them all.
   let served: () => readonly { method: string; path: string }[] = () => [];
   const app = new Elysia()
@@ -171,15 +170,15 @@ export function createApp(deps: AppDeps) {
         // keep sending it traffic it can only refuse. (A database problem is named first.)
         if (r.ready && deps.keys().size === 0) {
           contextOf(request).error = NOT_CONFIGURED();
-          return jsonResponse(503, compactJson({ detail: NOT_CONFIGURED().detail, cause: "no API key configured: every API request answers 503", fix: NO_KEYS_FIX }));
+          return jsonResponse(503, { detail: NOT_CONFIGURED().detail, cause: "no API key configured: every API request answers 503", fix: NO_KEYS_FIX });
         }
         if (r.ready) {
           // Answers are exact whatever the rollup's lag: still ready, but a large lag is named.
           const lag = deps.rollupLag ? await deps.rollupLag() : undefined;
           const rollup = lag && lagIsLarge(lag) ? { rollup: rollupLagBody(lag) } : {};
-          return jsonResponse(200, compactJson({ detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...rollup }));
+          return jsonResponse(200, { detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...rollup });
         }
-        return jsonResponse(503, compactJson({ detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix }));
+        return jsonResponse(503, { detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix });
       },
       { detail: { hide: true } },
     )

@@ -89,20 +89,15 @@ function bodyStream(
   let failure: { error: unknown } | undefined;
   let stopped = false;
   let clientWaiting = false;
-  let wakeClient: (() => void) | undefined;
-  let wakeProducer: (() => void) | undefined;
+  // Each resolves the wait of its side, if it waits (resolving a settled wait does nothing).
+  let wakeClient: () => void = () => {};
+  let wakeProducer: () => void = () => {};
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let bytes = 0;
   let report!: (outcome: BodyOutcome) => void;
   const outcome = new Promise<BodyOutcome>((resolve) => (report = resolve));
   let ended = false;
 
-  const wake = (which: "client" | "producer") => {
-    const w = which === "client" ? wakeClient : wakeProducer;
-    if (which === "client") wakeClient = undefined;
-    else wakeProducer = undefined;
-    w?.();
-  };
   const enqueue = (chunks: Uint8Array[]) => {
     for (const chunk of chunks) {
       if (chunk.byteLength === 0) continue;
@@ -136,14 +131,14 @@ function bodyStream(
         }
         if (stopped) return;
         await step();
-        wake("client");
+        wakeClient();
       }
     } catch (error) {
       failure = { error };
       produced = true;
       z?.destroy();
       void rest?.close(error).catch(() => {});
-      wake("client");
+      wakeClient();
     }
   };
 
@@ -159,7 +154,7 @@ function bodyStream(
     budget?.give(queued);
     queue.length = 0;
     queued = 0;
-    wake("producer");
+    wakeProducer();
     if (rest) {
       void rest.close(reason).catch(() => {});
       void Promise.resolve(rest.chunks.return?.()).catch(() => {});
@@ -177,7 +172,7 @@ function bodyStream(
     } catch {
       // already closed
     }
-    wake("client");
+    wakeClient();
   };
   if (signal.aborted) queueMicrotask(onAbort);
   else signal.addEventListener("abort", onAbort, { once: true });
@@ -191,7 +186,7 @@ function bodyStream(
       async pull(c) {
         while (queue.length === 0 && !produced && !ended) {
           clientWaiting = true;
-          wake("producer");
+          wakeProducer();
           await new Promise<void>((resolve) => (wakeClient = resolve));
         }
         clientWaiting = false;
@@ -202,7 +197,7 @@ function bodyStream(
           budget?.give(chunk.byteLength);
           bytes += chunk.byteLength;
           c.enqueue(chunk);
-          wake("producer");
+          wakeProducer();
           return;
         }
         if (failure) {

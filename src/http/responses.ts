@@ -11,14 +11,11 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 export const BASE_HEADERS: Readonly<Record<string, string>> = { "content-type": JSON_TYPE, ...SECURITY_HEADERS };
 
-/** Compact JSON as FastAPI writes it: no spaces, non-ASCII left as UTF-8. */
-export function compactJson(value: unknown): string {
-  return JSON.stringify(value);
-}
-
 const bodyBytes = new WeakMap<Response, number>();
 
-export function jsonResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
+/** `value` as compact JSON, as FastAPI writes it (JSON.stringify's: no spaces, non-ASCII left as UTF-8). */
+export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): Response {
+  const body = JSON.stringify(value);
   const response = new Response(body, { status, headers: { ...BASE_HEADERS, ...headers } });
   bodyBytes.set(response, Buffer.byteLength(body));
   return response;
@@ -37,5 +34,5 @@ export function bodyBytesOf(response: Response): number | undefined {
 }
 
 export function detailResponse(status: number, detail: unknown, headers: Record<string, string> = {}): Response {
-  return jsonResponse(status, compactJson({ detail }), headers);
+  return jsonResponse(status, { detail }, headers);
 }

@@ -11,15 +11,14 @@ import { CsvError, CsvReader, type CsvRecord } from "./csv.ts";
 
 interface TableSpec {
   columns: Record<string, string>; // column → SQL type its text is cast to
+  /** The primary key: the columns every file must name (the upsert's conflict target). */
   key: string[];
-  required: string[];
 }
 
 export const TABLES: Record<string, TableSpec> = {
   products: {
     columns: { product_id: "bigint", erp_product_id: "bigint", erp_sku: "text", product_name: "text", is_sample: "boolean" },
     key: ["product_id"],
-    required: ["product_id"],
   },
   product_daily_costs: {
     columns: {
@@ -31,7 +30,6 @@ export const TABLES: Record<string, TableSpec> = {
       warehouse_fees_usd: "numeric",
     },
     key: ["product_id", "cost_date"],
-    required: ["product_id", "cost_date"],
   },
 };
 
@@ -79,12 +77,7 @@ function checkHeader(table: string, spec: TableSpec, header: string[]): void {
     if (!(c in spec.columns)) throw new LoadError(`line 1: unknown column ${JSON.stringify(c)} for ${table} (columns: ${Object.keys(spec.columns).join(", ")})`);
   }
   if (new Set(header).size !== header.length) throw new LoadError("line 1: a column is named twice in the header");
-  for (const c of spec.required) if (!header.includes(c)) throw new LoadError(`line 1: the header lacks the column ${c}`);
-}
-
-/** The text of a whole string, as the pieces loadCsv reads. */
-async function* single(text: string): AsyncIterable<string> {
-  yield text;
+  for (const c of spec.key) if (!header.includes(c)) throw new LoadError(`line 1: the header lacks the column ${c}`);
 }
 
 export async function loadCsv(sql: Sql, table: string, input: AsyncIterable<string> | string, options: LoadOptions): Promise<LoadReport> {
@@ -147,7 +140,7 @@ export async function loadCsv(sql: Sql, table: string, input: AsyncIterable<stri
     };
 
     try {
-      for await (const piece of typeof input === "string" ? single(input) : input) {
+      for await (const piece of typeof input === "string" ? [input] : input) {
         for (const record of reader.push(piece)) await take(record);
       }
       for (const record of reader.end()) await take(record);

@@ -28,110 +28,78 @@ function formatNumber(n: number): string {
   return String(n);
 }
 
-interface Metric {
+type Sample = readonly [Labels, number];
+
+interface Family {
   name: string;
   help: string;
   type: "counter" | "gauge" | "histogram";
   lines(): string[];
 }
 
-export class Counter {
-  private readonly series = new Map<string, number>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-  ) {}
+/** A map's entries sorted by their label text: the same state always renders the same lines. */
+const sorted = <T>(series: Map<string, T>) => [...series.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
-  inc(labels: Labels = {}, by = 1): void {
-    const key = labelText(labels);
-    this.series.set(key, (this.series.get(key) ?? 0) + by);
-  }
-
-  lines(): string[] {
-    return [...this.series.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([l, v]) => `${this.name}${l} ${formatNumber(v)}`);
-  }
-}
-
-/** A gauge (or a counter kept elsewhere, such as CPU time) whose values are read when scraped. */
-export class Sampled {
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly type: "gauge" | "counter",
-    private readonly read: () => readonly [Labels, number][],
-  ) {}
-
-  lines(): string[] {
-    return this.read().map(([labels, v]) => `${this.name}${labelText(labels)} ${formatNumber(v)}`);
-  }
-}
-
-export class Histogram {
-  private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    /** Upper bounds, ascending; +Inf is implied. */
-    readonly buckets: readonly number[],
-  ) {}
-
-  observe(labels: Labels, value: number): void {
-    const key = labelText(labels);
-    let s = this.series.get(key);
-    if (!s) {
-      s = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, s);
-    }
-    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]!) s.counts[i]!++;
-    s.sum += value;
-    s.count++;
-  }
-
-  lines(): string[] {
-    const out: string[] = [];
-    const keys = [...this.series.keys()].sort();
-    for (const key of keys) {
-      const s = this.series.get(key)!;
-      this.buckets.forEach((le, i) => out.push(`${this.name}_bucket${labelText(s.labels, ["le", formatNumber(le)])} ${s.counts[i]}`));
-      out.push(`${this.name}_bucket${labelText(s.labels, ["le", "+Inf"])} ${s.count}`);
-      out.push(`${this.name}_sum${key} ${formatNumber(s.sum)}`);
-      out.push(`${this.name}_count${key} ${s.count}`);
-    }
-    return out;
-  }
-}
+/** The lines of a family whose samples are read when scraped. */
+const sampled = (name: string, read: () => readonly Sample[]) => () =>
+  read().map(([labels, v]) => `${name}${labelText(labels)} ${formatNumber(v)}`);
 
 export class Registry {
-  private readonly metrics: Metric[] = [];
+  private readonly families: Family[] = [];
 
-  private add<M extends Counter | Sampled | Histogram>(metric: M, type: Metric["type"]): M {
-    if (this.metrics.some((m) => m.name === metric.name)) throw new Error(`metric ${metric.name} registered twice`);
-    this.metrics.push({ name: metric.name, help: metric.help, type, lines: () => metric.lines() });
-    return metric;
+  private add(name: string, help: string, type: Family["type"], lines: () => string[]): void {
+    if (this.families.some((f) => f.name === name)) throw new Error(`metric ${name} registered twice`);
+    this.families.push({ name, help, type, lines });
   }
 
-  counter(name: string, help: string): Counter {
-    return this.add(new Counter(name, help), "counter");
+  counter(name: string, help: string) {
+    const series = new Map<string, number>();
+    this.add(name, help, "counter", () => sorted(series).map(([l, v]) => `${name}${l} ${formatNumber(v)}`));
+    return {
+      inc(labels: Labels = {}, by = 1): void {
+        const key = labelText(labels);
+        series.set(key, (series.get(key) ?? 0) + by);
+      },
+    };
   }
 
   /** A gauge read at scrape time. */
-  gauge(name: string, help: string, read: () => readonly [Labels, number][]): Sampled {
-    return this.add(new Sampled(name, help, "gauge", read), "gauge");
+  gauge(name: string, help: string, read: () => readonly Sample[]): void {
+    this.add(name, help, "gauge", sampled(name, read));
   }
 
-  /** A counter whose total is kept elsewhere and read at scrape time. */
-  counterOf(name: string, help: string, read: () => readonly [Labels, number][]): Sampled {
-    return this.add(new Sampled(name, help, "counter", read), "counter");
+  /** A counter whose total is kept elsewhere (such as CPU time) and read at scrape time. */
+  counterOf(name: string, help: string, read: () => readonly Sample[]): void {
+    this.add(name, help, "counter", sampled(name, read));
   }
 
-  histogram(name: string, help: string, buckets: readonly number[]): Histogram {
-    return this.add(new Histogram(name, help, buckets), "histogram");
+  /** `buckets`: upper bounds, ascending; +Inf is implied. */
+  histogram(name: string, help: string, buckets: readonly number[]) {
+    const series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+    this.add(name, help, "histogram", () =>
+      sorted(series).flatMap(([key, s]) => [
+        ...buckets.map((le, i) => `${name}_bucket${labelText(s.labels, ["le", formatNumber(le)])} ${s.counts[i]}`),
+        `${name}_bucket${labelText(s.labels, ["le", "+Inf"])} ${s.count}`,
+        `${name}_sum${key} ${formatNumber(s.sum)}`,
+        `${name}_count${key} ${s.count}`,
+      ]),
+    );
+    return {
+      observe(labels: Labels, value: number): void {
+        const key = labelText(labels);
+        let s = series.get(key);
+        if (!s) series.set(key, (s = { labels, counts: buckets.map(() => 0), sum: 0, count: 0 }));
+        for (let i = 0; i < buckets.length; i++) if (value <= buckets[i]!) s.counts[i]!++;
+        s.sum += value;
+        s.count++;
+      },
+    };
   }
 
   /** The exposition text: HELP and TYPE for every family, then its samples; ends with a newline. */
   render(): string {
     const out: string[] = [];
-    for (const m of this.metrics) {
+    for (const m of this.families) {
       out.push(`# HELP ${m.name} ${escapeHelp(m.help)}`, `# TYPE ${m.name} ${m.type}`, ...m.lines());
     }
     return out.join("\n") + "\n";

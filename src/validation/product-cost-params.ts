@@ -3,17 +3,12 @@
 // The route's TypeBox schema (http/schemas.ts) checks them with the rules below; this is the
 // one place that knows Pydantic's words for a failure, the 422 items.
 
+import type { ProductCostQuery } from "../db/product-costs.ts";
 import { parseLaxDate, type LaxDateError } from "./lax-date.ts";
 
 export const SEGMENTS = ["normal", "sample", "all"] as const;
 export type Segment = (typeof SEGMENTS)[number];
 export const DEFAULT_SEGMENT: Segment = "normal";
-
-export interface ProductCostParams {
-  monthFrom: string; // YYYY-MM-DD
-  monthTo: string; // YYYY-MM-DD
-  segment: Segment;
-}
 
 /** One item of FastAPI's 422 body; the keys are written in Pydantic's order. */
 export interface ValidationItem {
@@ -50,7 +45,7 @@ export function validationItems(errors: readonly { path: string; value: unknown 
 }
 
 /** The values of a query the route's schema accepted: the dates as YYYY-MM-DD. */
-export function productCostParams(query: { month_from: string; month_to: string; segment?: Segment }): ProductCostParams {
+export function productCostParams(query: { month_from: string; month_to: string; segment?: Segment }): ProductCostQuery {
   const isoDate = (value: string) => (parseLaxDate(value) as { date: string }).date;
   return { monthFrom: isoDate(query.month_from), monthTo: isoDate(query.month_to), segment: query.segment ?? DEFAULT_SEGMENT };
 }
