@@ -9,6 +9,7 @@
 
 import { promisify } from "node:util";
 import zlib from "node:zlib";
+import type { AnswerCacheCounts } from "../metrics/service-metrics.ts";
 import { BROTLI_QUALITY, GZIP_LEVEL, type ContentCoding } from "./compression.ts";
 
 const brotli = promisify(zlib.brotliCompress);
@@ -27,13 +28,6 @@ export interface CachedAnswer {
   readonly rows: number;
 }
 
-export interface AnswerCacheStats {
-  hits: number;
-  misses: number;
-  evictions: number;
-  bytes: number;
-  entries: number;
-}
 
 interface Entry extends CachedAnswer {
   key: string;
@@ -61,8 +55,7 @@ export interface AnswerCache {
    */
   reserve(bytes: number): boolean;
   release(bytes: number): void;
-  stats(): AnswerCacheStats;
-  readonly maxBytes: number;
+  stats(): AnswerCacheCounts;
 }
 
 export function createAnswerCache(maxBytes: number): AnswerCache {
@@ -101,7 +94,6 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
   };
 
   return {
-    maxBytes,
     get(key, version) {
       const entry = entries.get(key);
       if (entry?.version === version) {
@@ -146,13 +138,13 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
       const id = `${version} ${key}`;
       const pending = reads.get(id);
       if (pending) return { leader: false, answer: pending };
-      let done!: (answer: CachedAnswer | undefined) => void;
-      reads.set(id, new Promise((resolve) => (done = resolve)));
+      const read = Promise.withResolvers<CachedAnswer | undefined>();
+      reads.set(id, read.promise);
       return {
         leader: true,
         done: (answer) => {
           reads.delete(id);
-          done(answer);
+          read.resolve(answer);
         },
       };
     },

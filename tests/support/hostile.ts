@@ -157,8 +157,8 @@ export function contractBreach(request: HostileRequest, answer: Answer, wire = f
   }
   if (request.method === "HEAD" && answer.body.length === 0) return null;
   if (status === 304) {
-    // A valid request whose If-None-Match holds `*` (random text can, a current ETag cannot): no body.
-    const conditional = request.headers.some(([k, v]) => k.toLowerCase() === "if-none-match" && v.split(",").some((m) => m.trim() === "*"));
+    // A valid request whose If-None-Match is `*` (random text can be, a current ETag cannot): no body.
+    const conditional = request.headers.some(([k, v]) => k.toLowerCase() === "if-none-match" && v.trim() === "*");
     return conditional && answer.body.length === 0 ? null : "304 to a request that did not name the current state";
   }
   const type = answer.headers.get("content-type") ?? "";
