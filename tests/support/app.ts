@@ -70,7 +70,7 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
   // stream at the client's pace (no read-ahead), none is cached, and no deadline.
   const settings: ServiceSettings = {
     ...DEFAULTS,
-    maxRangeDays: options.maxRangeDays ?? 0,
+    maxRangeDays: options.maxRangeDays ?? DEFAULTS.maxRangeDays,
     docsEnabled: options.docsEnabled ?? DEFAULTS.docsEnabled,
     requestTimeoutMs: options.requestTimeoutMs ?? 0,
     responseBufferMb: 0,
@@ -89,7 +89,7 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     readAhead: options.readAhead,
     answerCache: options.answerCache,
     rateLimiter: options.rateLimiter,
-    firstBatchTimeoutMs: options.firstBatchTimeoutMs ?? 30000,
+    firstBatchTimeoutMs: options.firstBatchTimeoutMs,
     batchSize: options.batchSize,
   });
   return {
