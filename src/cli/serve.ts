@@ -1,30 +1,20 @@
-// `serve`: the service itself. Opens the database, builds the app and its request handler,
-// listens, tells systemd its state, reloads keys on SIGHUP, runs the service's own refresh
-// when configured, and drains requests on SIGTERM/SIGINT before it exits.
+// `serve`: the service itself. Opens the database, assembles the request handling on it
+// (http/service.ts, the wiring the in-process tests use too), listens, tells systemd its
+// state, reloads keys on SIGHUP, runs the service's own refresh when configured, and drains
+// requests on SIGTERM/SIGINT before it exits.
 
 import { loadKeyRing, type ApiKeyRing } from "../auth/api-keys.ts";
 import { ConfigError, type Config } from "../config.ts";
-import { createAnswerCache } from "../http/answer-cache.ts";
 import { startBackgroundRefresh } from "../db/background-refresh.ts";
-import { createDatabaseGuard } from "../db/database-guard.ts";
 import { openDatabase } from "../db/open.ts";
-import { checkReadiness } from "../db/readiness.ts";
-import { readRollupLag } from "../db/rollup-lag.ts";
-import { createAdmission } from "../http/admission.ts";
-import { createApp } from "../http/app.ts";
-import { clientAddress } from "../http/client-address.ts";
-import { createHandler } from "../http/handler.ts";
-import { createBufferBudget } from "../http/read-ahead.ts";
-import { createRateLimiter } from "../http/rate-limit.ts";
 import { listen } from "../http/server.ts";
+import { createService } from "../http/service.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { createServiceMetrics } from "../metrics/service-metrics.ts";
 import { logKeyWarnings, reloadOnSighup, tlsDigest } from "../reload.ts";
 import { systemdNotifier, type Notifier } from "../systemd-notify.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import type { CommandLine } from "./command-line.ts";
-
-const READINESS_TIMEOUT_MS = 2000;
 
 /** Tells systemd the service's state (Type=notify); a failure is logged, never fatal. */
 function stateTeller(logger: Logger): (state: string) => void {
@@ -50,44 +40,16 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   let keys: ApiKeyRing = loadKeyRing(config);
   const db = await openDatabase(config, true, logger);
   const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
-  const guard = createDatabaseGuard(logger);
-  const readiness = () => checkReadiness(db.readinessSql, READINESS_TIMEOUT_MS, guard);
-  const app = createApp({
+  const { handle, readiness } = createService({
+    settings: config,
+    database: db,
     keys: () => keys,
-    sql: db.sql,
     logger,
-    maxRangeDays: config.maxRangeDays,
-    firstBatchTimeoutMs: config.statementTimeoutMs + 1000,
-    readiness,
-    rollupLag: () => readRollupLag(db.readinessSql, READINESS_TIMEOUT_MS),
-    guard,
-    demoData: db.servesDemoData,
-    docsEnabled: config.docsEnabled,
-    build: { version: VERSION, commit: COMMIT },
-    connectTimeoutMs: config.dbConnectTimeoutMs,
-    admission: createAdmission({
-      maxConcurrent: db.sql.options.max, // a read holds a connection while its body streams
-      maxQueued: config.requestQueueMax,
-      queueTimeoutMs: config.requestQueueTimeoutMs,
-    }),
-    readAhead: createBufferBudget(config.responseBufferMb * 2 ** 20),
-    ...(config.answerCacheMb > 0 ? { answerCache: createAnswerCache(config.answerCacheMb * 2 ** 20) } : {}),
-    ...(config.rateLimitPerMinute > 0 ? { rateLimiter: createRateLimiter(config.rateLimitPerMinute) } : {}),
     metrics,
+    build: { version: VERSION, commit: COMMIT },
   });
   const tlsServed = tlsDigest(config);
-  // Every answer of a demo says so, so that made-up costs are never mistaken for real ones.
-  const headers = db.servesDemoData ? { "x-demo-data": "true" } : undefined;
-  const server = listen(
-    config,
-    createHandler(app, logger, {
-      observe: metrics?.observer(app.routes),
-      headers,
-      requestTimeoutMs: config.requestTimeoutMs,
-      clientAddress: clientAddress(config.trustedProxies),
-    }),
-    logger,
-  );
+  const server = listen(config, handle, logger);
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
   process.on("SIGHUP", () => {
     // RELOADING with the monotonic time of its start (systemd 253 asks for it), READY when done.

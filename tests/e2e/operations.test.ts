@@ -11,6 +11,7 @@ import type { Sql } from "../../src/db/client.ts";
 import { JANUARY_NORMAL } from "../http/fixture.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { maskDatabaseUrl } from "../../src/database-url.ts";
 import { cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { SERVER_URL, testDatabase } from "../support/database.ts";
 import { unusedPort } from "../support/ports.ts";
@@ -786,6 +787,45 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
         expect(await server.stop()).toBe(0);
         await serverSql.unsafe(`drop database if exists ${name} with (force)`);
         await serverSql.end();
+      }
+    });
+  });
+
+  describe("which database URL wins (README: The database URL)", () => {
+    // The credential names a database nothing serves, so the winner shows in the listening
+    // line and in whether requests are answered.
+    const FROM_CREDENTIAL = "postgres://credential-user:credential-secret@127.0.0.1:1/from-credential";
+    const KEY = "url-precedence-key-5a7e";
+    let credentials: string;
+    beforeAll(() => {
+      credentials = join(work, "url-credentials");
+      mkdirSync(credentials, { recursive: true });
+      writeFileSync(join(credentials, "database-url"), `${FROM_CREDENTIAL}\n`);
+    });
+
+    test.each([
+      ["DATABASE_URL (the environment, as the env file sets it)", "env"],
+      ["--database-url", "flag"],
+    ] as const)("%s wins over the database-url credential", async (_, how) => {
+      const url = database.DATABASE_URL!;
+      const env = { CREDENTIALS_DIRECTORY: credentials, PRODUCT_COST_API_KEYS: KEY, ...(how === "env" ? { DATABASE_URL: url } : {}) };
+      const server = await startBinary(bin.path, env, how === "flag" ? ["--database-url", url] : [], bin.dir);
+      try {
+        expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({ database: `PostgreSQL at ${maskDatabaseUrl(url)}` });
+        const res = await get(server, JAN, KEY);
+        expect([res.status, await res.text()]).toEqual([200, JANUARY_NORMAL]);
+      } finally {
+        expect(await server.stop()).toBe(0);
+      }
+    });
+
+    test("the credential alone is read (so the two above had a credential to beat)", async () => {
+      const server = await startBinary(bin.path, { CREDENTIALS_DIRECTORY: credentials, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
+      try {
+        expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({ database: `PostgreSQL at ${maskDatabaseUrl(FROM_CREDENTIAL)}` });
+        expect(everything(server)).not.toContain("credential-secret");
+      } finally {
+        expect(await server.stop()).toBe(0);
       }
     });
   });

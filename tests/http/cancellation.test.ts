@@ -201,5 +201,43 @@ describeWithPostgres("timeouts and cancellation", () => {
       expect(endsChunkedBody(raw)).toBe(false);
       expect(await lastLog(app)).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "REQUEST_TIMEOUT" });
     });
+
+    test("counted from arrival, not from the body's start: a request that waited most of it gets only the rest for its body", async () => {
+      // 6 s in all; the read waits 3 s on a lock before its first row, then the client stops
+      // reading. From arrival the transfer is cut about 6 s after arrival; a deadline started
+      // with the body would cut it 6 s after the lock's release, 9 s after arrival at the least.
+      const TIMEOUT_MS = 6000;
+      const WAIT_MS = 3000;
+      const { sql, name } = pool();
+      const metrics = createServiceMetrics({ version: "v", commit: "c" });
+      const app = testApp(sql, { batchSize: 100, admission: admission(), requestTimeoutMs: TIMEOUT_MS, metrics });
+      const server = serveOnSocket(app.handle);
+      servers.push(server);
+      const unlock = await holdLock(db.admin);
+      let client: ReturnType<typeof rawExchange>;
+      try {
+        client = rawExchange(server.port, rawGet(`month_from=${MANY_FROM}&month_to=${MANY_TO}`, KEY));
+        // Seen waiting: it has arrived, so the lock is released WAIT_MS after arrival at the least.
+        await waitUntil("the read waits on the lock", () => waitingOnLock(name));
+        await Bun.sleep(WAIT_MS);
+      } finally {
+        await unlock();
+      }
+      await client.waitFor(64 * 1024);
+      client.pause();
+      const line = await lastLog(app);
+      expect(line).toMatchObject({ status: 503, status_sent: 200, level: "error", error_code: "REQUEST_TIMEOUT" });
+      // duration_ms counts from arrival. Timers fire late on a busy machine, never early.
+      expect(line.duration_ms as number).toBeGreaterThanOrEqual(TIMEOUT_MS);
+      expect(line.duration_ms as number).toBeLessThan(TIMEOUT_MS + 2000);
+      expect(await metrics.render()).toContain("product_cost_export_request_timeouts_total 1\n");
+      // The body had started (a 200 went out) and is cut, never ended as if whole.
+      client.resume();
+      expect(await client.closed()).toBe(true);
+      const raw = client.received();
+      expect(raw.startsWith("HTTP/1.1 200 OK\r\n")).toBe(true);
+      expect(endsChunkedBody(raw)).toBe(false);
+      await waitUntil("the cursor is closed", () => allIdle(name));
+    }, 60_000);
   });
 });

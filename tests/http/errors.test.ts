@@ -2,10 +2,16 @@
 // 503 → 401 → 422 → 400 (design.md item 1).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
+import postgres from "postgres";
+import { createPool, type Sql } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrations.ts";
 import { createErrorHandler } from "../../src/http/error-handler.ts";
+import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, OTHER_KEY, ring, testApp, type TestApp } from "../support/app.ts";
+import { SERVER_URL } from "../support/database.ts";
 import { loadFixture } from "../support/fixtures.ts";
+import { describeWithPostgres } from "../support/postgres.ts";
 import { DAILY, PRODUCTS } from "./fixture.ts";
 
 const PATH = "/external/v1/product-costs";
@@ -202,5 +208,49 @@ describe("the error hook", () => {
       .get("/r", () => ({ month_from: 1 }) as never, { response: t.Object({ month_from: t.String() }) });
     const r = await app.handle(new Request("http://localhost/r"));
     expect([r.status, await r.text()]).toEqual([500, '{"detail":"INTERNAL_ERROR"}']);
+  });
+});
+
+describeWithPostgres("a query PostgreSQL refuses", () => {
+  // A throwaway database whose products.erp_sku a hand-made change turned into bytea: the
+  // read's `order by erp_sku collate "C"` is then refused (42804), an error no operator fix is
+  // known for, so it is a bug's 500 and not a misconfiguration's 503.
+  const name = `pce_500_${process.pid}`;
+  const url = Object.assign(new URL(SERVER_URL), { pathname: `/${name}` }).toString();
+  let server: ReturnType<typeof postgres>;
+  let admin: Sql;
+  let service: Sql;
+
+  beforeAll(async () => {
+    server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+    await server.unsafe(`drop database if exists ${name} with (force)`);
+    await server.unsafe(`create database ${name}`);
+    admin = createPool({ url, max: 2, connectTimeoutMs: 5000, statementTimeoutMs: 60000, readOnly: false, applicationName: "pce-500" });
+    service = createPool({ url, max: 2, connectTimeoutMs: 5000, statementTimeoutMs: 60000, readOnly: true, applicationName: "pce-500-service" });
+    await migrate(admin);
+    await loadFixture(admin, PRODUCTS, DAILY);
+    await admin.unsafe("alter table products alter column erp_sku type bytea using convert_to(erp_sku, 'UTF8')");
+  });
+  afterAll(async () => {
+    await admin?.end({ timeout: 5 });
+    await service?.end({ timeout: 5 });
+    await server.unsafe(`drop database if exists ${name} with (force)`);
+    await server.end();
+  });
+
+  test("500 INTERNAL_ERROR, the cause in the log line only, logged at error and counted as a query error", async () => {
+    const metrics = createServiceMetrics({ version: "v", commit: "c" });
+    const app = testApp(service, { metrics });
+    const r = await app.get(`${PATH}?month_from=2024-01-02&month_to=2024-01-31`);
+    expect({ status: r.status, type: r.headers.get("content-type"), body: await r.text() }).toEqual({
+      status: 500,
+      type: "application/json",
+      body: '{"detail":"INTERNAL_ERROR"}',
+    });
+    for (let i = 0; i < 100 && !app.logs.some((l) => l.msg === "request"); i++) await Bun.sleep(5);
+    const line = app.logs.find((l) => l.msg === "request");
+    expect(line).toMatchObject({ level: "error", status: 500, error_code: "42804", error_type: "PostgresError" });
+    expect(String(line?.error)).toContain("collations are not supported by type bytea");
+    expect(await metrics.render()).toContain('product_cost_export_database_errors_total{kind="query"} 1\n');
   });
 });

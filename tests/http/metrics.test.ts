@@ -7,7 +7,7 @@ import { createPool } from "../../src/db/client.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
-import { KEY, testApp, type TestApp } from "../support/app.ts";
+import { KEY, noDatabase, testApp, type TestApp } from "../support/app.ts";
 import { waitUntil } from "../support/faults.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, PRODUCTS } from "./fixture.ts";
@@ -277,7 +277,7 @@ describe("METRICS_ENABLED", () => {
   });
 
   test("without metrics the app has no /metrics route: 404 like any unknown path", async () => {
-    const app = testApp(undefined as never);
+    const app = testApp(noDatabase());
     const res = await app.get("/metrics", {});
     expect({ status: res.status, body: await res.text() }).toEqual({ status: 404, body: '{"detail":"Not Found"}' });
   });

@@ -7,13 +7,13 @@ import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import openapiTS, { astToString } from "openapi-typescript";
-import { KEY, ring, testApp } from "../support/app.ts";
+import { KEY, noDatabase, ring, testApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "./fixture.ts";
 
 async function openApiDocument(): Promise<string> {
-  const res = await testApp(undefined as never, { keys: ring(KEY) }).get("/openapi.json", {});
+  const res = await testApp(noDatabase(), { keys: ring(KEY) }).get("/openapi.json", {});
   return res.text();
 }
 

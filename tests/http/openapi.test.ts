@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
-import { KEY, ring, testApp, type TestApp } from "../support/app.ts";
+import { KEY, noDatabase, ring, testApp, type TestApp } from "../support/app.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, PRODUCTS } from "./fixture.ts";
 
@@ -69,7 +69,7 @@ describe("the OpenAPI document", () => {
   let doc: Json;
   let op: Json;
   beforeAll(async () => {
-    app = testApp(undefined as never, { keys: ring(KEY) }); // the document needs no database
+    app = testApp(noDatabase(), { keys: ring(KEY) }); // the document needs no database
     const res = await app.get("/openapi.json", {});
     expect([res.status, res.headers.get("content-type")]).toEqual([200, "application/json;charset=utf-8"]);
     doc = (await res.json()) as Json;
@@ -238,7 +238,7 @@ describeBackends("the OpenAPI document agrees with what the service answers on $
 });
 
 describe("Swagger UI at /docs works without internet access", () => {
-  const app = testApp(undefined as never, { keys: ring(KEY) });
+  const app = testApp(noDatabase(), { keys: ring(KEY) });
   const modules = resolve(import.meta.dir, "../../node_modules/swagger-ui-dist");
 
   test("the page loads its script and stylesheet from this service only, and its CSP allows no other origin", async () => {
@@ -267,7 +267,7 @@ describe("Swagger UI at /docs works without internet access", () => {
   });
 
   test("DOCS_ENABLED=false: /docs, its assets and /openapi.json answer 404", async () => {
-    const off = testApp(undefined as never, { keys: ring(KEY), docsEnabled: false });
+    const off = testApp(noDatabase(), { keys: ring(KEY), docsEnabled: false });
     for (const path of ["/docs", "/docs/", "/docs/assets/swagger-ui.css", "/openapi.json"]) {
       const res = await off.get(path, {});
       expect([path, res.status, await res.text()]).toEqual([path, 404, '{"detail":"Not Found"}']);

@@ -1,16 +1,16 @@
-// The service's request handler, in process, over a real database pool.
+// The service's request handler, in process, over a real database pool: assembled by the
+// same function `serve` uses (http/service.ts), so the database guard, readiness and the
+// demo's header are the executable's; the options tune what tests need to watch.
 
 import { buildKeyRing, type ApiKeyRing } from "../../src/auth/api-keys.ts";
-import type { Sql } from "../../src/db/client.ts";
-import { checkReadiness } from "../../src/db/readiness.ts";
-import { readRollupLag } from "../../src/db/rollup-lag.ts";
+import { DEFAULTS } from "../../src/config.ts";
+import { createPool, type Sql } from "../../src/db/client.ts";
 import type { Admission } from "../../src/http/admission.ts";
 import type { AnswerCache } from "../../src/http/answer-cache.ts";
-import type { BufferBudget } from "../../src/http/read-ahead.ts";
-import { createApp } from "../../src/http/app.ts";
-import { clientAddress } from "../../src/http/client-address.ts";
-import { createHandler, type FetchHandler } from "../../src/http/handler.ts";
+import type { FetchHandler } from "../../src/http/handler.ts";
 import type { RateLimiter } from "../../src/http/rate-limit.ts";
+import type { BufferBudget } from "../../src/http/read-ahead.ts";
+import { createService, type ServiceSettings } from "../../src/http/service.ts";
 import type { ServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { memoryLogger } from "./memory-logger.ts";
 
@@ -51,33 +51,46 @@ export interface TestAppOptions {
   answerCache?: AnswerCache;
   /** The build the ETags name. */
   build?: { version: string; commit: string };
+  /** The database serves the embedded demo data (every answer then says X-Demo-Data: true). */
+  demoData?: boolean;
+}
+
+/**
+ * For what needs no database (the API document, an unknown path): a pool that connects to
+ * nothing until used, and then to a port where nothing listens.
+ */
+export function noDatabase(): Sql {
+  return createPool({ url: "postgres://nobody@127.0.0.1:1/none", max: 1, connectTimeoutMs: 500, statementTimeoutMs: 1000, readOnly: true, applicationName: "pce-no-database" });
 }
 
 export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
   let keys = options.keys ?? ring(KEY);
   const logger = memoryLogger();
-  const app = createApp({
+  // The executable's defaults, except what would change what most tests watch: answers
+  // stream at the client's pace (no read-ahead), none is cached, and no deadline.
+  const settings: ServiceSettings = {
+    ...DEFAULTS,
+    maxRangeDays: options.maxRangeDays ?? DEFAULTS.maxRangeDays,
+    docsEnabled: options.docsEnabled ?? DEFAULTS.docsEnabled,
+    requestTimeoutMs: options.requestTimeoutMs ?? 0,
+    responseBufferMb: 0,
+    answerCacheMb: 0,
+    trustedProxies: options.trustedProxies,
+    ...(options.connectTimeoutMs !== undefined ? { dbConnectTimeoutMs: options.connectTimeoutMs } : {}),
+  };
+  const { handle } = createService({
+    settings,
+    database: { sql, readinessSql: sql, servesDemoData: options.demoData ?? false },
     keys: () => keys,
-    sql,
     logger,
-    maxRangeDays: options.maxRangeDays ?? 0,
-    firstBatchTimeoutMs: options.firstBatchTimeoutMs ?? 30000,
-    readiness: () => checkReadiness(sql, 2000),
-    rollupLag: () => readRollupLag(sql, 2000),
-    batchSize: options.batchSize,
-    connectTimeoutMs: options.connectTimeoutMs,
-    admission: options.admission,
-    rateLimiter: options.rateLimiter,
     metrics: options.metrics,
-    readAhead: options.readAhead,
-    docsEnabled: options.docsEnabled,
-    answerCache: options.answerCache,
     build: options.build,
-  });
-  const handle = createHandler(app, logger, {
-    observe: options.metrics?.observer(app.routes),
-    requestTimeoutMs: options.requestTimeoutMs,
-    clientAddress: clientAddress(options.trustedProxies),
+    admission: options.admission,
+    readAhead: options.readAhead,
+    answerCache: options.answerCache,
+    rateLimiter: options.rateLimiter,
+    firstBatchTimeoutMs: options.firstBatchTimeoutMs,
+    batchSize: options.batchSize,
   });
   return {
     handle,

@@ -1,0 +1,107 @@
+// The service's request handling, assembled once from its settings and its database: the app,
+// the fetch handler around it, the database guard, readiness, the demo's header, and the
+// admission, read-ahead, answer cache and rate limiter the settings ask for. `serve` listens
+// with it and the in-process tests call it, so what a test sees is what the executable runs.
+
+import type { ApiKeyRing } from "../auth/api-keys.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/database.ts";
+import { createDatabaseGuard } from "../db/database-guard.ts";
+import { checkReadiness, type Readiness } from "../db/readiness.ts";
+import { readRollupLag } from "../db/rollup-lag.ts";
+import type { Logger } from "../log.ts";
+import type { ServiceMetrics } from "../metrics/service-metrics.ts";
+import { createAdmission, type Admission } from "./admission.ts";
+import { createAnswerCache, type AnswerCache } from "./answer-cache.ts";
+import { createApp } from "./app.ts";
+import { clientAddress } from "./client-address.ts";
+import { createHandler, type FetchHandler } from "./handler.ts";
+import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
+import { createBufferBudget, type BufferBudget } from "./read-ahead.ts";
+
+const READINESS_TIMEOUT_MS = 2000;
+
+/** The settings request handling reads. */
+export type ServiceSettings = Pick<
+  Config,
+  | "maxRangeDays"
+  | "statementTimeoutMs"
+  | "dbConnectTimeoutMs"
+  | "docsEnabled"
+  | "requestTimeoutMs"
+  | "requestQueueMax"
+  | "requestQueueTimeoutMs"
+  | "responseBufferMb"
+  | "answerCacheMb"
+  | "rateLimitPerMinute"
+  | "trustedProxies"
+>;
+
+export interface ServiceParts {
+  settings: ServiceSettings;
+  database: Pick<Database, "sql" | "readinessSql" | "servesDemoData">;
+  /** The active keys; a function so that SIGHUP can swap them without a restart. */
+  keys: () => ApiKeyRing;
+  logger: Logger;
+  /** /metrics, fed by every request (none: METRICS_ENABLED=false). */
+  metrics?: ServiceMetrics;
+  /** What /healthz says it runs and the ETags name. */
+  build?: { version: string; commit: string };
+  // Parts a test builds itself, to watch them or to tune them past what a setting allows;
+  // `serve` leaves them to the settings.
+  admission?: Admission;
+  readAhead?: BufferBudget;
+  answerCache?: AnswerCache;
+  rateLimiter?: RateLimiter;
+  firstBatchTimeoutMs?: number;
+  batchSize?: number;
+}
+
+export interface Service {
+  handle: FetchHandler;
+  /** Whether a request would be answered now (/readyz, and the start-up line). */
+  readiness: () => Promise<Readiness>;
+}
+
+export function createService(parts: ServiceParts): Service {
+  const { settings, database, logger, metrics } = parts;
+  const guard = createDatabaseGuard(logger);
+  const readiness = () => checkReadiness(database.readinessSql, READINESS_TIMEOUT_MS, guard);
+  const answerCache = parts.answerCache ?? (settings.answerCacheMb > 0 ? createAnswerCache(settings.answerCacheMb * 2 ** 20) : undefined);
+  const rateLimiter = parts.rateLimiter ?? (settings.rateLimitPerMinute > 0 ? createRateLimiter(settings.rateLimitPerMinute) : undefined);
+  const app = createApp({
+    keys: parts.keys,
+    sql: database.sql,
+    logger,
+    maxRangeDays: settings.maxRangeDays,
+    // The statement timeout answers first; this catches a database that does not answer at all.
+    firstBatchTimeoutMs: parts.firstBatchTimeoutMs ?? settings.statementTimeoutMs + 1000,
+    readiness,
+    rollupLag: () => readRollupLag(database.readinessSql, READINESS_TIMEOUT_MS),
+    guard,
+    demoData: database.servesDemoData,
+    docsEnabled: settings.docsEnabled,
+    build: parts.build,
+    batchSize: parts.batchSize,
+    connectTimeoutMs: settings.dbConnectTimeoutMs,
+    admission:
+      parts.admission ??
+      createAdmission({
+        maxConcurrent: database.sql.options.max, // a read holds a connection while its body streams
+        maxQueued: settings.requestQueueMax,
+        queueTimeoutMs: settings.requestQueueTimeoutMs,
+      }),
+    readAhead: parts.readAhead ?? createBufferBudget(settings.responseBufferMb * 2 ** 20),
+    ...(answerCache ? { answerCache } : {}),
+    ...(rateLimiter ? { rateLimiter } : {}),
+    metrics,
+  });
+  const handle = createHandler(app, logger, {
+    observe: metrics?.observer(app.routes),
+    // Every answer of a demo says so, so that made-up costs are never mistaken for real ones.
+    headers: database.servesDemoData ? { "x-demo-data": "true" } : undefined,
+    requestTimeoutMs: settings.requestTimeoutMs,
+    clientAddress: clientAddress(settings.trustedProxies),
+  });
+  return { handle, readiness };
+}
