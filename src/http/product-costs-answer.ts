@@ -5,7 +5,7 @@
 //   otherwise the database read, streamed (body.ts), its bytes kept for the next request;
 //   identical requests arriving meanwhile wait for that read (up to 2 s) instead of making their own.
 // Every 200 and 304 says its representation's ETag (entity-tag.ts), Cache-Control: private,
-// no-cache (a client may keep the answer and must ask again: a 304 costs a few small reads),
+// no-cache (a client may keep the answer and must ask again: a 304 costs one shared small read),
 // and X-Data-Changed-At, when a write last changed the range's data (docs/api.md).
 
 import type { AnswerVersion } from "../db/answer-version.ts";

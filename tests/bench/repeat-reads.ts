@@ -126,7 +126,8 @@ async function timedRead(url: string): Promise<number> {
 const first: Record<string, { now: number; before?: number }> = {};
 {
   const uncached = await startService(binary, { ANSWER_CACHE_MB: "0" });
-  const old = previous ? await startService(previous, {}) : undefined;
+  // The previous executable with its cache off too, if it has one (an unknown setting is ignored).
+  const old = previous ? await startService(previous, { ANSWER_CACHE_MB: "0" }) : undefined;
   for (const s of SCENARIOS) {
     await timedRead(uncached.base + query(s)); // warm PostgreSQL's buffers for both alike
     const now: number[] = [];
