@@ -51,26 +51,12 @@ export async function sendOk(
   const wanted = chooseEncoding(request.headers.get("accept-encoding"));
   const coding = wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? wanted : null;
   if (coding) h.set("content-encoding", coding);
-  if (source instanceof Uint8Array) {
-    // Bytes already whole go out in views of them, one at a time as the socket takes them:
-    // handed over whole, each response's copy in the server's buffer would be the answer's size.
-    const whole = coding && options.encoded ? await options.encoded(coding) : source;
-    const { body, outcome } = bodyStream(undefined, slices(whole), whole === source ? coding : null, { ...options, budget: undefined });
+  if (coding && options.encoded && source instanceof Uint8Array) {
+    const { body, outcome } = bodyStream(await options.encoded(coding), undefined, null, options);
     return { response: new Response(body, { status: 200, headers: h }), outcome };
   }
-  const { body, outcome } = bodyStream(first, source, coding, options);
+  const { body, outcome } = bodyStream(first, source instanceof Uint8Array ? undefined : source, coding, options);
   return { response: new Response(body, { status: 200, headers: h }), outcome };
-}
-
-const SLICE_BYTES = 256 * 1024;
-
-/** `bytes` as a source of views of it, SLICE_BYTES each. */
-function slices(bytes: Uint8Array): Exclude<BodySource, Uint8Array> {
-  async function* views() {
-    for (let at = 0; at < bytes.byteLength; at += SLICE_BYTES) yield bytes.subarray(at, at + SLICE_BYTES);
-  }
-  const chunks = views();
-  return { chunks, close: async () => void (await chunks.return(undefined)) };
 }
 
 function bodyStream(
