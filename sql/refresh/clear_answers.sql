@@ -1,12 +1,15 @@
--- Drops the rendered answers this refresh makes stale, in the transaction that forgets the
--- log rows naming them (so no reader ever trusts an answer whose changes the log no longer
--- names): every answer when $1 (a rebuild, or a product's attributes changed), else those
--- of every period that holds a changed month; and any of a period wholly outside the data.
+-- Drops the rendered answers a step makes stale, in the transaction that forgets the notes
+-- naming them (so no reader ever trusts an answer whose changes the log no longer names):
+-- every answer when $1 (a rebuild, or a product's attributes changed), else those of every
+-- period that holds a month its notes name (step_notes.sql); and any of a period wholly
+-- outside the rollup's months.
 --   $1 every answer (boolean)
-with named as (
-  select distinct l.period, date_trunc(l.period, c.month::timestamp)::date as period_start
-  from product_cost_deltas c cross join (values ('month'), ('quarter'), ('year')) as l(period)
-  where c.product_id is not null and c.month is not null
+with months as (
+  select distinct month from refresh_notes where month is not null
+),
+named as (
+  select distinct l.period, date_trunc(l.period, m.month::timestamp)::date as period_start
+  from months m cross join (values ('month'), ('quarter'), ('year')) as l(period)
 )
 delete from product_cost_answers a
 where $1::boolean

@@ -1,10 +1,10 @@
--- Keeps count of the notes this refresh folds in (every row its snapshot sees, which
--- forget_changes then deletes), for the answer versions (migration 0007): per day a note
--- touches, for attribute notes, and for everything notes. In the refresh's transaction:
--- the counts move from the log to product_cost_folded_changes at one commit.
+-- Keeps count of the notes a step folds in (step_notes.sql, which forget_changes.sql then
+-- deletes), for the answer versions (migration 0007): per day a note touches, for attribute
+-- notes, and for everything notes. In the step's transaction: the counts move from the log to
+-- product_cost_folded_changes at one commit.
 with notes as (
   select product_id is null as everything, month, days, count(*) as notes, max(noted_at) as noted_at
-  from product_cost_deltas
+  from refresh_notes
   group by 1, 2, 3
 )
 insert into product_cost_folded_changes (day, changes, last_changed_at)

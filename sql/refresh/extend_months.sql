@@ -1,6 +1,7 @@
--- When the data reaches a later month, every product's months reach it too: rows that carry
--- the totals through the previous last month and hold no day, so a read can look any month
--- up by equality. (A product changed since is computed again by update_months.sql.)
+-- When the data reaches a later month, every product's months reach it too, in the first fold
+-- step (the one that moves the rollup's last month): each product this step does not write
+-- gets rows that carry its totals through the previous last month and hold no day, so a read
+-- can look any month up by equality; the products it writes get theirs from the step itself.
 --   $1 the previous last month (date)   $2 the new last month (date)
 insert into product_cost_months
 select g.month::date, t.product_id,
@@ -17,4 +18,5 @@ select g.month::date, t.product_id,
 from product_cost_months t,
      generate_series(($1::date + interval '1 month'), $2::date, interval '1 month') as g(month)
 where t.month = $1::date
+  and not exists (select from refresh_products p where p.product_id = t.product_id)
 order by 1, 2

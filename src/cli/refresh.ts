@@ -1,17 +1,30 @@
 // `refresh [--rebuild]`: folds what writers noted into the rollup (the timer's job, every
-// minute), with progress on stderr and a summary line.
+// minute), with progress on stderr and a summary line. SIGTERM or SIGINT (systemd's stop or
+// TimeoutStartSec, Ctrl-C) stops it at once: its statement is cancelled in PostgreSQL, the
+// step it was in rolls back (the steps before it stay), its lock is released, exit code 1.
 
 import { openDatabase } from "../db/open.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
-import { refreshProblem } from "../db/refresh.ts";
+import { refreshProblem, RENDER_BUDGET_MS } from "../db/refresh.ts";
 import type { Logger } from "../log.ts";
 import type { CommandLine } from "./command-line.ts";
 import { onDatabase } from "./on-database.ts";
 
 export async function runRefresh({ config, own }: CommandLine, logger: Logger): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.warn("refresh stopping", { signal });
+    stop.abort(signal);
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   const db = await openDatabase(config, false);
   await onDatabase(db, "refresh", refreshProblem, async () => {
-    const refreshed = await refreshWithProgress("refresh", db.sql, { rebuild: own.get("rebuild") === "true" });
+    const refreshed = await refreshWithProgress("refresh", db.sql, {
+      rebuild: own.get("rebuild") === "true",
+      renderBudgetMs: RENDER_BUDGET_MS,
+      signal: stop.signal,
+    });
     logger.info("refreshed", { ...refreshed, database: db.description });
   });
 }

@@ -8,7 +8,7 @@
 import type { Logger } from "../log.ts";
 import { createPool, type Sql } from "./client.ts";
 import { identifyPeer } from "./not-postgresql.ts";
-import { refreshProblem, refreshRollup } from "./refresh.ts";
+import { refreshProblem, refreshRollup, RENDER_BUDGET_MS } from "./refresh.ts";
 
 export interface BackgroundRefreshOptions {
   url: string;
@@ -19,9 +19,9 @@ export interface BackgroundRefreshOptions {
 
 export interface BackgroundRefresh {
   /**
-   * Stops the turns and closes the pool: a refresh in progress gets `graceMs` to commit,
-   * else its connections are closed and its transaction rolls back (the next turn, of this
-   * instance or another, does the work).
+   * Stops the turns and closes the pool: a refresh in progress gets `graceMs` to finish,
+   * else its statement is cancelled and the step it was in rolls back (its finished steps
+   * stay; the next turn, of this instance or another, does the rest).
    */
   stop(graceMs?: number): Promise<void>;
 }
@@ -40,12 +40,15 @@ export function startBackgroundRefresh(options: BackgroundRefreshOptions): Backg
     logger,
   });
   let stopped = false;
+  // Aborts a refresh in progress at shutdown, once its grace is over: its statement is
+  // cancelled in PostgreSQL and its lock released before the pool closes.
+  const stopping = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running: Promise<void> | undefined;
 
   const turn = async () => {
     try {
-      const report = await refreshRollup(sql, { wait: false });
+      const report = await refreshRollup(sql, { wait: false, renderBudgetMs: RENDER_BUDGET_MS, signal: stopping.signal });
       if (report === null) logger.debug("refresh skipped: another refresh is running");
       else if (report.mode === "none") logger.debug("refreshed", { ...report, by: "service" });
       else logger.info("refreshed", { ...report, by: "service" });
@@ -78,6 +81,8 @@ export function startBackgroundRefresh(options: BackgroundRefreshOptions): Backg
       let timeout: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([running, new Promise((resolve) => (timeout = setTimeout(resolve, graceMs)))]);
       clearTimeout(timeout);
+      stopping.abort("the service is stopping");
+      await Promise.race([running, Bun.sleep(2000)]);
       await sql.end({ timeout: 0 }).catch(() => {});
     },
   };

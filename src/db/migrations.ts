@@ -9,6 +9,7 @@ import m0004 from "../../sql/migrations/0004_rollup_in_output_order.sql" with { 
 import m0005 from "../../sql/migrations/0005_rollup_v2.sql" with { type: "text" };
 import m0006 from "../../sql/migrations/0006_rollup_v3.sql" with { type: "text" };
 import m0007 from "../../sql/migrations/0007_answer_versions.sql" with { type: "text" };
+import m0008 from "../../sql/migrations/0008_refresh_record.sql" with { type: "text" };
 import indexBuildProgressSql from "../../sql/queries/index_build_progress.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
@@ -47,6 +48,7 @@ export const MIGRATIONS: readonly Migration[] = [
     restores: ["product_cost_deltas", "product_cost_months", "product_cost_answers", "product_cost_refreshes"],
   },
   { version: "0007", name: "answer_versions", sql: m0007, restores: ["product_cost_folded_changes", "product_cost_deltas.noted_at"] },
+  { version: "0008", name: "refresh_record", sql: m0008, restores: ["product_cost_refreshes.started_at"] },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.

@@ -2,12 +2,12 @@
 
 import { progressLines } from "../progress.ts";
 import type { Sql } from "./client.ts";
-import { refreshRollup } from "./refresh.ts";
+import { refreshRollup, type RefreshOptions } from "./refresh.ts";
 
 const STEPS = { totals: "adding up daily rows into totals to date", answers: "rendering the answers of calendar periods" } as const;
 
 /** Folds the change log in, with progress lines; the report for the log. */
-export async function refreshWithProgress(command: string, sql: Sql, options: { rebuild?: boolean } = {}) {
+export async function refreshWithProgress(command: string, sql: Sql, options: Pick<RefreshOptions, "rebuild" | "renderBudgetMs" | "signal"> = {}) {
   const lines = progressLines(command);
   try {
     return await refreshRollup(sql, { ...options, onProgress: (p) => lines.report(STEPS[p.step], p.done, p.total) });

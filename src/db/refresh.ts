@@ -1,34 +1,60 @@
-// The refresh (migration 0006): folds the notes writers left (product_cost_deltas) into the
-// months (product_cost_months), then renders the answers of the calendar periods that lack
-// one. Writers never wait for it and reads are exact without it; it keeps reads fast and the
-// log short. One refresh at a time (an advisory lock held for its whole run): `migrate`,
-// `load-csv` and `refresh` run it; a systemd timer runs `refresh` every minute, or the
-// service runs it itself when given an owner's URL (README).
+// The refresh (migrations 0006 to 0008): folds the notes writers left (product_cost_deltas)
+// into the months (product_cost_months), then renders the answers of the calendar periods
+// that lack one. Writers never wait for it and reads are exact without it; it keeps reads
+// fast and the log short. One refresh at a time (an advisory lock held for its whole run):
+// `migrate`, `load-csv` and `refresh` run it; a systemd timer runs `refresh` every minute, or
+// the service runs it itself when given an owner's URL (README).
 //
-// 1. One REPEATABLE READ transaction: everything it reads (the log, the daily rows) is one
-//    snapshot. It computes again, from the daily rows, the (product, month) pairs the log
-//    names (every pair, for a rebuild), moves the totals before each later month of those
-//    products, drops the rendered answers the log makes stale, forgets exactly the notes its
-//    snapshot saw, and records when it finished; readers see the old state until it commits.
-// 2. Then each calendar period without an answer is rendered in a transaction of its own,
-//    two at a time (PostgreSQL renders on as many cores). An answer rendered from months
-//    that a later write makes stale is never trusted: that write's note names its period
-//    until the next refresh drops the answer. A period left unrendered (the process stopped)
-//    is rendered by the next refresh; meanwhile its reads add up the months, exactly.
+// It works in steps, each a transaction of its own, so that no snapshot is held for long (a
+// long one holds back vacuum in the whole database) and a stopped refresh keeps what its
+// finished steps did. Reads are exact between any two steps: a read is the months plus the
+// notes waiting, and each step moves a set of notes into the months and deletes exactly those
+// notes in one commit (docs/performance.md).
+//   1. extend: when the data reaches a later month, every product's months reach it (rows that
+//      carry the totals and hold no day: what a read assumed without them), and the months'
+//      statistics are made again in the same commit, so that no plan, a read's or the
+//      refresh's, ever meets a month the statistics do not know.
+//   2. fold: the products the log names, in ranges of ids of about STEP_ROWS month rows each
+//      (a product's months never split). A step reads its notes at its snapshot, computes
+//      again from the daily rows every (product, month) they name, moves the totals before
+//      every later month of those products, drops the rendered answers they make stale,
+//      counts them for the answer versions and deletes them.
+//   3. finish: the notes of products' attributes (every rendered answer is redone) and, for a
+//      rebuild, of everything; the refresh's record.
+//   4. answers: each calendar period without one is rendered in a transaction of its own, two
+//      at a time. An answer rendered from months that a later write makes stale is never
+//      trusted: that write's note names its period until the next refresh drops the answer.
+//   5. vacuum.
+// A rebuild (`refresh --rebuild`, a TRUNCATE's note of everything, migrate) first notes
+// everything and empties the months in one commit: until its last step deletes that note,
+// reads add up the daily rows (exact, slower), so the months can be refilled step by step.
+//
+// Plans: the statistics of the tables the refresh writes are stale by the time it reads them
+// (it changes them itself; autovacuum may be off or behind), so no plan of the refresh depends
+// on them. Its steps run with nested loops off (every join hashes: one pass over each side),
+// and the only nested loops are the lookups it writes as such: a lateral subquery that finds a
+// month row or a pair's daily rows by key, one product at a time (docs/performance.md).
 
+import carryMonthSql from "../../sql/refresh/carry_month.sql" with { type: "text" };
 import clearAnswersSql from "../../sql/refresh/clear_answers.sql" with { type: "text" };
 import collectChangesSql from "../../sql/refresh/collect_changes.sql" with { type: "text" };
 import countFoldedSql from "../../sql/refresh/count_folded.sql" with { type: "text" };
+import batchesSql from "../../sql/refresh/batches.sql" with { type: "text" };
 import deleteAnswerSql from "../../sql/refresh/delete_answer.sql" with { type: "text" };
+import deleteMonthsSql from "../../sql/refresh/delete_months.sql" with { type: "text" };
 import extendMonthsSql from "../../sql/refresh/extend_months.sql" with { type: "text" };
 import forgetChangesSql from "../../sql/refresh/forget_changes.sql" with { type: "text" };
+import insertMonthsSql from "../../sql/refresh/insert_months.sql" with { type: "text" };
 import missingAnswersSql from "../../sql/refresh/missing_answers.sql" with { type: "text" };
+import monthRowsSql from "../../sql/refresh/month_rows.sql" with { type: "text" };
 import prepareWritesSql from "../../sql/refresh/prepare_writes.sql" with { type: "text" };
 import recordRefreshSql from "../../sql/refresh/record_refresh.sql" with { type: "text" };
+import recordStartSql from "../../sql/refresh/record_start.sql" with { type: "text" };
 import renderAnswerSql from "../../sql/refresh/render_answer.sql" with { type: "text" };
 import startMonthSql from "../../sql/refresh/start_month.sql" with { type: "text" };
 import stateSql from "../../sql/refresh/state.sql" with { type: "text" };
-import writeMonthSql from "../../sql/refresh/write_month.sql" with { type: "text" };
+import stepNotesSql from "../../sql/refresh/step_notes.sql" with { type: "text" };
+import updateMonthsSql from "../../sql/refresh/update_months.sql" with { type: "text" };
 import postgres from "postgres";
 import type { Sql } from "./client.ts";
 import { databaseProblem, type DatabaseProblem } from "./problems.ts";
@@ -37,6 +63,19 @@ import { databaseProblem, type DatabaseProblem } from "./problems.ts";
 export const REFRESH_LOCK_ID = 74_201_312;
 /** Answers rendered at once, each on a session of its own (the pool permitting). */
 const RENDER_SESSIONS = 2;
+/**
+ * The render budget of the refreshes that run every minute (`refresh`, the service's own): a
+ * refresh that folded a large write leaves the answers to the next, idle, ones, so a write is
+ * folded in the time the fold takes; a rename re-renders every answer over a few minutes.
+ */
+export const RENDER_BUDGET_MS = 1_000;
+/**
+ * Month rows a fold step writes at most (unless one product alone has more): a step takes
+ * about a second per 100,000 at 50,000 products, so a rebuild commits every few seconds.
+ */
+const STEP_ROWS = 200_000;
+
+export type RefreshStep = "prepare" | "fold" | "finish" | "answers" | "vacuum";
 
 export interface RefreshProgress {
   step: "totals" | "answers";
@@ -49,9 +88,15 @@ export interface RefreshReport {
   mode: "rebuild" | "changes" | "none";
   /** Log rows folded in. */
   notes: number;
+  /** Fold steps (transactions) it took. */
+  steps: number;
   /** Calendar periods whose answers were rendered (each for the three segments). */
   answers: number;
+  /** Calendar periods left without an answer for the next refresh (past renderBudgetMs). */
+  answers_waiting: number;
   ms: number;
+  /** Milliseconds each part took (the parts that ran). */
+  step_ms: Partial<Record<RefreshStep, number>>;
 }
 
 export interface RefreshOptions {
@@ -59,16 +104,34 @@ export interface RefreshOptions {
   rebuild?: boolean;
   /** Wait for a refresh already running (default); false: return null at once instead. */
   wait?: boolean;
+  /**
+   * Stops the refresh: its statement is cancelled in PostgreSQL, the step it was in rolls
+   * back (the steps before it stay), the lock is released and the refresh rejects.
+   */
+  signal?: AbortSignal;
   onProgress?: (progress: RefreshProgress) => void;
+  /** Month rows a fold step writes at most (default STEP_ROWS): tests make steps small. */
+  stepRows?: number;
+  /** How steps find month rows, whatever their density (tests: both ways): true in key order, false by key. */
+  dense?: boolean;
+  /**
+   * No answer starts rendering once the refresh has run this long (default: no limit). The rest
+   * are rendered by the next refreshes, latest periods first; their reads add up the months
+   * meanwhile (exact, slower). The timer's and the service's refreshes: RENDER_BUDGET_MS.
+   */
+  renderBudgetMs?: number;
 }
 
 interface State {
   everything: boolean;
-  attributes: boolean;
   notes: number;
   first_month: string | null;
   last_month: string | null;
   months_last_month: string | null;
+  notes_last_month: string | null;
+  notes_first_month: string | null;
+  first_product: string | null;
+  last_product: string | null;
 }
 
 type Session = Awaited<ReturnType<Sql["reserve"]>>;
@@ -79,92 +142,287 @@ function nextMonth(month: string): string {
   return `${String(Math.floor(k / 12)).padStart(4, "0")}-${String((k % 12) + 1).padStart(2, "0")}-01`;
 }
 
-/** Runs `work` in a transaction of `mode` on `session`: committed, or rolled back and rethrown. */
-async function inTransaction<T>(session: Session, mode: string, work: () => Promise<T>): Promise<T> {
-  // read write: so that it also runs on a session that is read-only by default (the
-  // embedded database while it serves). No serving timeout: a rebuild adds up millions of
-  // rows, with room to do it in memory.
-  await session.unsafe(`begin ${mode}read write`);
-  try {
-    await session.unsafe("set local statement_timeout = 0");
-    await session.unsafe("set local work_mem = '64MB'");
-    // As the serving sessions (src/db/client.ts): JIT compiled each of these statements for
-    // over a second, and the changed months are looked up by key in cached tables.
-    await session.unsafe("set local jit = off");
-    await session.unsafe("set local random_page_cost = 1.1");
-    const result = await work();
-    await session.unsafe("commit");
-    return result;
-  } catch (err) {
-    await session.unsafe("rollback").catch(() => {});
-    throw err;
+/** Whole months from `from` to `to` (both YYYY-MM-01; 0 when the same, negative when `to` is earlier). */
+function monthsFrom(from: string, to: string): number {
+  return (Number(to.slice(0, 4)) - Number(from.slice(0, 4))) * 12 + Number(to.slice(5, 7)) - Number(from.slice(5, 7));
+}
+
+/** Why a refresh stops when its signal fires. */
+export class RefreshStopped extends Error {
+  override name = "RefreshStopped";
+}
+
+/**
+ * One refresh's sessions and signal: every statement goes through `run`, which cancels it in
+ * PostgreSQL when the signal fires (the server stops working on it at once, and its
+ * transaction rolls back).
+ */
+class Runner {
+  constructor(private readonly signal: AbortSignal | undefined) {}
+
+  throwIfStopped(): void {
+    if (this.signal?.aborted) {
+      throw new RefreshStopped(
+        `refresh stopped (${String(this.signal.reason ?? "aborted")}): the step in progress was rolled back; the steps before it are kept and the next refresh does the rest`,
+      );
+    }
+  }
+
+  async run<T = unknown[]>(session: Session, text: string, params: unknown[] = []): Promise<T> {
+    this.throwIfStopped();
+    const query = session.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+    const cancel = () => void query.cancel();
+    this.signal?.addEventListener("abort", cancel, { once: true });
+    try {
+      return (await query) as unknown as T;
+    } catch (err) {
+      this.throwIfStopped();
+      throw err;
+    } finally {
+      this.signal?.removeEventListener("abort", cancel);
+    }
+  }
+
+  /** `work` in a transaction of `mode` on `session`, with the refresh's settings: committed, or rolled back and rethrown. */
+  async transaction<T>(session: Session, mode: string, work: () => Promise<T>): Promise<T> {
+    // read write: so that it also runs on a session that is read-only by default (the
+    // embedded database while it serves).
+    await this.run(session, `begin ${mode}read write`);
+    try {
+      // Room to add up millions of rows in memory; no JIT (it compiled each of these
+      // statements for over a second); every join hashes unless written as a lookup by key
+      // (the header); custom plans, so that a statement's switches ($3 of month_rows.sql)
+      // prune what it does not do.
+      await this.run(
+        session,
+        "select set_config('work_mem', '64MB', true), set_config('jit', 'off', true), set_config('enable_nestloop', 'off', true), " +
+          "set_config('random_page_cost', '1.1', true), set_config('plan_cache_mode', 'force_custom_plan', true)",
+      );
+      const result = await work();
+      await this.run(session, "commit");
+      return result;
+    } catch (err) {
+      await session.unsafe("rollback").catch(() => {});
+      throw err;
+    }
   }
 }
 
-/** Step 1: the months brought to the daily rows, stale answers dropped, the log forgotten; one snapshot. */
-async function fold(session: Session, options: RefreshOptions, started: number): Promise<{ mode: RefreshReport["mode"]; notes: number }> {
-  const [s] = (await session.unsafe(stateSql)) as unknown as State[];
+/** The count a `select count(*)::int as n ...` reads. */
+async function count(r: Runner, session: Session, text: string): Promise<number> {
+  const [row] = await r.run<{ n: number }[]>(session, text);
+  return row?.n ?? 0;
+}
+
+/**
+ * The refresh's own session settings, whatever the pool's: no statement timeout (a rebuild adds
+ * up millions of rows; the serving STATEMENT_TIMEOUT_MS is for requests), and the server checks
+ * every second that the client is still there, so that a refresh whose process is gone stops
+ * in PostgreSQL and releases its lock at once (PostgreSQL 14 and later; elsewhere the setting
+ * is refused, and a statement goes on until it next writes to the client).
+ */
+async function prepareSession(session: Session): Promise<void> {
+  await session.unsafe("set statement_timeout = 0");
+  await session.unsafe("set client_connection_check_interval = 1000").catch(() => {});
+  // The scratch tables of a step hold up to a month of every product in memory, not on disk
+  // (refused once the session has used a temporary table: it then keeps the size it had).
+  await session.unsafe("set temp_buffers = '256MB'").catch(() => {});
+}
+
+async function resetSession(session: Session): Promise<void> {
+  await session.unsafe("reset statement_timeout; reset client_connection_check_interval").catch(() => {});
+}
+
+interface Batch {
+  first_product: string;
+  last_product: string;
+  products: number;
+}
+
+/**
+ * The statistics of the months' keys, the only columns any plan filters or joins on: a sample
+ * of 3,000 rows (25 ms at 50,000 products, against 1.6 s for every column at the default
+ * size). At that size the month is not one list of every month's share, but about the same
+ * share for each: a month added later is not taken for an empty one even before the next
+ * analyze (docs/performance.md).
+ */
+async function analyzeMonthKeys(r: Runner, session: Session): Promise<void> {
+  await r.run(session, "select set_config('default_statistics_target', '10', true)");
+  await r.run(session, "analyze product_cost_months (month, product_id)");
+}
+
+/**
+ * The months of a step, one after another from its first changed month through `last`: the
+ * totals move forward month by month. `dense`: the step's products are many among the ids
+ * they span, so each month's rows of those ids are read in key order and hashed; else each
+ * product's are looked up by key (either is one pass, whatever the statistics say).
+ */
+async function foldMonths(r: Runner, session: Session, batch: Batch, last: string, startsAfter?: string, force?: boolean): Promise<void> {
+  const [{ first } = { first: null }] = await r.run<{ first: string | null }[]>(session, "select min(first_month)::text as first from refresh_products");
+  const [{ dense: measured, per_day } = { dense: false, per_day: 0 }] = await r.run<{ dense: boolean; per_day: number }[]>(
+    session,
+    // How many daily rows a day holds, from the planner's statistics: a month's named pairs
+    // are read by key when that is fewer rows than reading their days by date.
+    "select (select count(*) from refresh_products) * 8 >= (select count(*) from products where product_id between $1::bigint and $2::bigint) as dense, " +
+      "coalesce(greatest(c.reltuples, 0) / nullif((select max(cost_date) - min(cost_date) + 1 from product_daily_costs), 0), 0)::float8 as per_day " +
+      "from pg_class c where c.oid = 'product_daily_costs'::regclass",
+    [batch.first_product, batch.last_product],
+  );
+  const dense = force ?? measured;
+  const ids = [batch.first_product, batch.last_product];
+  for (let month = first; month !== null && month <= last; month = nextMonth(month)) {
+    const [named] = await r.run<{ pairs: number; first_day: string | null; days: number | null }[]>(
+      session,
+      "select count(*)::int as pairs, min(month + first_day - 1)::text as first_day, ($2::date - min(month + first_day - 1))::int as days " +
+        "from refresh_changed where month = $1::date",
+      [month, nextMonth(month)],
+    );
+    // By date: the days from the earliest named day to the month's end, every product's rows;
+    // by key: about one index descent (worth ten rows read) and the pair's own rows per pair.
+    const byDate = named!.pairs > 0 && (named!.days ?? 0) * per_day < named!.pairs * 10;
+    // A month the rollup did not have: its products start from the totals through the month before.
+    if (startsAfter !== undefined && month > startsAfter) {
+      const previous = new Date(Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5, 7)) - 2, 1)).toISOString().slice(0, 10);
+      await r.run(session, startMonthSql, [month, previous, dense, ...ids]);
+    }
+    await r.run(session, monthRowsSql, [month, nextMonth(month), byDate, named!.first_day ?? month, dense, ...ids]);
+    await r.run(session, updateMonthsSql, [month, dense, ...ids]);
+    await r.run(session, deleteMonthsSql, [month]);
+    await r.run(session, insertMonthsSql, [month]);
+    await r.run(session, carryMonthSql);
+  }
+}
+
+/**
+ * One fold step: the notes of products `batch` (all their months, for a rebuild) moved into the
+ * months, in one commit. The step given `extendFrom` (the first, when the data reached a later
+ * month) also moves the rollup's last month: the products it does not write get rows that
+ * carry their totals into the new months, the ones it writes are written from there on, and
+ * the months' statistics are made again before it commits.
+ */
+async function foldBatch(r: Runner, session: Session, batch: Batch, plan: { rebuild: boolean; first: string | null; last: string; extendFrom?: string; dense?: boolean }): Promise<number> {
+  return r.transaction(session, "isolation level repeatable read, ", async () => {
+    await r.run(session, stepNotesSql, [batch.first_product, batch.last_product, plan.last, false]);
+    await r.run(session, collectChangesSql, [plan.rebuild, batch.first_product, batch.last_product, plan.first ?? plan.last, plan.last]);
+    await r.run(session, prepareWritesSql);
+    if (plan.extendFrom) {
+      await r.run(session, extendMonthsSql, [plan.extendFrom, plan.last]);
+      await r.run(session, "update refresh_products set first_month = least(first_month, $1::date)", [nextMonth(plan.extendFrom)]);
+    }
+    await foldMonths(r, session, batch, plan.last, plan.extendFrom, plan.dense);
+    // A new month's rows, known to the planner in the commit that makes them readable.
+    if (plan.extendFrom) await analyzeMonthKeys(r, session);
+    await r.run(session, clearAnswersSql, [false]);
+    // The answers' versions (ETags) keep what the forgotten notes counted: a fold changes none.
+    await r.run(session, countFoldedSql);
+    const notes = await count(r, session, "select count(*)::int as n from refresh_notes");
+    await r.run(session, forgetChangesSql);
+    return notes;
+  });
+}
+
+/** Steps 1 to 3: the months brought to the daily rows and the log forgotten, step by step. */
+async function fold(r: Runner, session: Session, options: RefreshOptions, started: number, stepMs: RefreshReport["step_ms"]) {
+  const [s] = await r.run<State[]>(session, stateSql);
   const rebuild = Boolean(options.rebuild || s!.everything);
-  const record = (notes: number) => session.unsafe(recordRefreshSql, [notes, Math.round(performance.now() - started)]);
+  const record = (notes: number) => r.run(session, recordRefreshSql, [notes, Math.round(performance.now() - started)]);
   if (!rebuild && s!.notes === 0) {
-    await record(0);
-    return { mode: "none", notes: 0 };
+    await r.transaction(session, "", () => record(0));
+    return { mode: "none" as const, notes: 0, steps: 0 };
   }
   // The rollup's last month: the data's, and never earlier than before (the months never
-  // shrink, so a read's lookups stay dense).
-  const last = [s!.last_month, rebuild ? null : s!.months_last_month].filter((m): m is string => m !== null).sort().at(-1);
-
-  if (rebuild) await session.unsafe("delete from product_cost_months"); // DELETE: readers keep the old rows until commit
-  if (last) {
-    if (!rebuild && s!.months_last_month && last > s!.months_last_month) await session.unsafe(extendMonthsSql, [s!.months_last_month, last]);
-    await session.unsafe(collectChangesSql, [rebuild, s!.first_month, last]);
-    await session.unsafe(prepareWritesSql);
-    // What the changes touch, counted before it is planned: a day's writes name one month of
-    // many products, whose daily rows are then read by date; a few changes, by key.
-    await session.unsafe("analyze refresh_changed, refresh_products");
-    const [{ first } = { first: null }] = (await session.unsafe("select min(first_month)::text as first from refresh_products")) as unknown as { first: string | null }[];
-    // Month by month in date order (the daily table's own order), from the first changed
-    // month through the last: a change moves the totals before every later month.
-    const months: string[] = [];
-    for (let m = first; m !== null && m <= last; m = nextMonth(m)) months.push(m);
-    for (const [i, month] of months.entries()) {
-      // The daily rows read start at the month's earliest changed day (a day's writes: that day).
-      const [{ first_day } = { first_day: null }] = (await session.unsafe(
-        "select min(month + first_day - 1)::text as first_day from refresh_changed where month = $1::date",
-        [month],
-      )) as unknown as { first_day: string | null }[];
-      await session.unsafe(startMonthSql, [month]);
-      await session.unsafe(writeMonthSql, [month, nextMonth(month), first_day ?? nextMonth(month)]);
-      options.onProgress?.({ step: "totals", done: i + 1, total: months.length });
+  // shrink, so a read's lookups stay dense). With neither, the notes' (they add up to nothing).
+  const last = [s!.last_month, rebuild ? null : s!.months_last_month].filter((m): m is string => m !== null).sort().at(-1) ?? s!.notes_last_month;
+  let everythingNotes = 0;
+  const timed = async <T>(step: RefreshStep, work: () => Promise<T>): Promise<T> => {
+    const t = performance.now();
+    try {
+      return await work();
+    } finally {
+      stepMs[step] = (stepMs[step] ?? 0) + Math.round(performance.now() - t);
     }
-    // Statistics of the new rows before the renders plan their lookups.
-    if (rebuild) await session.unsafe("analyze product_cost_months");
+  };
+
+  if (rebuild) {
+    // A note of everything (reads add up the daily rows until the last step deletes it), the
+    // months emptied and every answer dropped, in one commit.
+    everythingNotes = await timed("prepare", () =>
+      r.transaction(session, "", async () => {
+        const n = await count(r, session, "select count(*)::int as n from product_cost_deltas where product_id is null");
+        if (n === 0) await r.run(session, "select product_cost_changes_everything()");
+        await r.run(session, "delete from product_cost_months"); // DELETE: readers keep the old rows until commit
+        await r.run(session, "delete from product_cost_answers");
+        return Math.max(n, 1);
+      }),
+    );
   }
-  await session.unsafe(clearAnswersSql, [rebuild || s!.attributes]);
-  // The answers' versions (ETags) keep what the forgotten notes counted: a fold changes none.
-  await session.unsafe(countFoldedSql);
-  await session.unsafe(forgetChangesSql);
-  await record(s!.notes);
-  return { mode: rebuild ? "rebuild" : "changes", notes: s!.notes };
+  // The data reached a later month: the first step moves the rollup's last month.
+  const extendFrom = !rebuild && last && s!.months_last_month && last > s!.months_last_month ? s!.months_last_month : undefined;
+
+  let notes = 0;
+  let steps = 0;
+  if (last) {
+    const stepRows = options.stepRows ?? STEP_ROWS;
+    // At most a row per note and month from the earliest month named: when that fits in a step,
+    // one step of every product named (no need to weigh each product's months).
+    const atMost = s!.notes * (monthsFrom(s!.notes_first_month ?? last, last) + 1);
+    const batches =
+      !rebuild && s!.first_product !== null && atMost <= stepRows
+        ? [{ first_product: s!.first_product, last_product: s!.last_product!, products: 0 }]
+        : await r.run<Batch[]>(session, batchesSql, [rebuild, last, stepRows, s!.first_month ?? last]);
+    await timed("fold", async () => {
+      for (const batch of batches) {
+        notes += await foldBatch(r, session, batch, { rebuild, first: s!.first_month, last, extendFrom: steps === 0 ? extendFrom : undefined, dense: options.dense });
+        steps++;
+        options.onProgress?.({ step: "totals", done: steps, total: batches.length });
+      }
+    });
+  }
+
+  await timed("finish", () =>
+    r.transaction(session, "isolation level repeatable read, ", async () => {
+      // A rebuild folds the notes of everything it started with, unless another came since
+      // (a TRUNCATE while it ran): then they all stay, and the next refresh rebuilds again.
+      const n = await count(r, session, "select count(*)::int as n from product_cost_deltas where product_id is null");
+      const foldsEverything = rebuild && n === everythingNotes;
+      await r.run(session, stepNotesSql, [null, null, null, foldsEverything]);
+      const folded = await count(r, session, "select count(*)::int as n from refresh_notes");
+      await r.run(session, clearAnswersSql, [folded > 0]);
+      await r.run(session, countFoldedSql);
+      await r.run(session, forgetChangesSql);
+      notes += folded;
+      // Statistics of the new rows before the renders plan their lookups.
+      if (rebuild) await analyzeMonthKeys(r, session);
+      await record(notes);
+    }),
+  );
+  return { mode: rebuild ? ("rebuild" as const) : ("changes" as const), notes, steps };
 }
 
-/** Step 2: renders every calendar period of the data that has no answer, a few sessions at once. */
-async function renderMissing(sql: Sql, session: Session, options: RefreshOptions): Promise<number> {
-  const missing = (await session.unsafe(missingAnswersSql)) as unknown as { period: string; period_start: string }[];
-  if (missing.length === 0) return 0;
+/** Step 4: renders calendar periods of the data that have no answer, a few sessions at once, latest first, within the budget. */
+async function renderMissing(r: Runner, sql: Sql, session: Session, options: RefreshOptions, started: number): Promise<{ rendered: number; waiting: number }> {
+  const missing = await r.run<{ period: string; period_start: string }[]>(session, missingAnswersSql);
+  if (missing.length === 0) return { rendered: 0, waiting: 0 };
   const helpers = await Promise.all(
     Array.from({ length: Math.min(RENDER_SESSIONS - 1, sql.options.max - 1, missing.length - 1) }, () => sql.reserve()),
   );
   let next = 0;
   let done = 0;
+  const inBudget = () => options.renderBudgetMs === undefined || performance.now() - started < options.renderBudgetMs;
   const worker = async (on: Session) => {
-    while (next < missing.length) {
-      const { period, period_start } = missing[next++]!;
-      await inTransaction(on, "", async () => {
-        await on.unsafe(deleteAnswerSql, [period, period_start]);
-        await on.unsafe(renderAnswerSql, [period, period_start]);
-      });
-      options.onProgress?.({ step: "answers", done: ++done, total: missing.length });
+    if (on !== session) await prepareSession(on);
+    try {
+      while (next < missing.length && inBudget()) {
+        const { period, period_start } = missing[next++]!;
+        await r.transaction(on, "", async () => {
+          await r.run(on, deleteAnswerSql, [period, period_start]);
+          await r.run(on, renderAnswerSql, [period, period_start]);
+        });
+        done++;
+        options.onProgress?.({ step: "answers", done, total: missing.length });
+      }
+    } finally {
+      if (on !== session) await resetSession(on);
     }
   };
   try {
@@ -172,35 +430,47 @@ async function renderMissing(sql: Sql, session: Session, options: RefreshOptions
   } finally {
     helpers.forEach((h) => h.release());
   }
-  await inTransaction(session, "", () => session.unsafe("analyze product_cost_answers"));
-  return missing.length;
+  await r.transaction(session, "", () => r.run(session, "analyze product_cost_answers"));
+  return { rendered: done, waiting: missing.length - done };
 }
 
 /** Refreshes; null when another refresh is running and `wait` is false. */
 export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Promise<RefreshReport | null> {
   const started = performance.now();
+  const r = new Runner(options.signal);
+  r.throwIfStopped();
   const session = await sql.reserve();
   try {
+    await prepareSession(session);
     if (options.wait === false) {
-      const [row] = await session<{ locked: boolean }[]>`select pg_try_advisory_lock(${REFRESH_LOCK_ID}) as locked`;
+      const [row] = await r.run<{ locked: boolean }[]>(session, "select pg_try_advisory_lock($1) as locked", [REFRESH_LOCK_ID]);
       if (!row?.locked) return null;
     } else {
-      await session`select pg_advisory_lock(${REFRESH_LOCK_ID})`;
+      await r.run(session, "select pg_advisory_lock($1)", [REFRESH_LOCK_ID]);
     }
     try {
-      // The lock first, then the snapshot: a refresh never works from a state older than
-      // what the refresh before it committed.
-      const folded = await inTransaction(session, "isolation level repeatable read, ", () => fold(session, options, started));
-      const answers = await renderMissing(sql, session, options);
+      // The lock first, then the steps: a refresh never works from a state older than what
+      // the refresh before it committed.
+      await r.transaction(session, "", () => r.run(session, recordStartSql));
+      const stepMs: RefreshReport["step_ms"] = {};
+      const folded = await fold(r, session, options, started, stepMs);
+      let t = performance.now();
+      const answers = await renderMissing(r, sql, session, options, started);
+      if (answers.rendered > 0) stepMs.answers = Math.round(performance.now() - t);
       // Every refresh leaves dead rows behind (the notes it forgot, the totals and answers it
       // replaced). Reclaimed now, so that the log that every read scans stays a few pages
       // and writers' notes reuse its space, also where autovacuum is off or behind.
-      if (folded.mode !== "none") await session.unsafe("vacuum product_cost_deltas, product_cost_months, product_cost_answers");
-      return { ...folded, answers, ms: Math.round(performance.now() - started) };
+      if (folded.mode !== "none") {
+        t = performance.now();
+        await r.run(session, "vacuum product_cost_deltas, product_cost_months, product_cost_answers");
+        stepMs.vacuum = Math.round(performance.now() - t);
+      }
+      return { ...folded, answers: answers.rendered, answers_waiting: answers.waiting, ms: Math.round(performance.now() - started), step_ms: stepMs };
     } finally {
-      await session`select pg_advisory_unlock(${REFRESH_LOCK_ID})`.catch(() => {});
+      await session.unsafe("select pg_advisory_unlock($1)", [REFRESH_LOCK_ID]).catch(() => {});
     }
   } finally {
+    await resetSession(session);
     session.release();
   }
 }

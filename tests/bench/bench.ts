@@ -31,7 +31,6 @@
 //   the contract tables alone and after `migrate`, on databases of their own).
 // Writes a Markdown report to stdout and to the --out file.
 
-import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
@@ -39,6 +38,7 @@ import type { Subprocess } from "bun";
 import { SERVING_SETTINGS } from "../../src/db/client.ts";
 import { productCostsStatement, renderedAnswerStatement, type Statement } from "../../src/db/product-costs.ts";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
+import { prepareDataset, psql, SCALES } from "./dataset.ts";
 import { rangeBench } from "./ranges.ts";
 import { query, SCENARIOS, type Scenario } from "./scenarios.ts";
 import { writerBench } from "./writers.ts";
@@ -46,7 +46,6 @@ import { writerBench } from "./writers.ts";
 const ROOT = resolve(import.meta.dir, "../..");
 const BINARY = join(ROOT, "dist/product-cost-export");
 const KEY = "bench-key-0123456789abcdef";
-const SCALES: Record<string, number> = { "1k": 1_000, "20k": 20_000, "50k": 50_000, "200k": 200_000 };
 
 // ---- options
 const argv = process.argv.slice(2);
@@ -76,12 +75,6 @@ const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1)) + " ms";
 const mb = (bytes: number) => (bytes / 1e6).toFixed(bytes >= 1e7 ? 1 : 2) + " MB";
 
 // ---- psql
-function psql(url: string, script: string, vars: Record<string, string> = {}): string {
-  const args = ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", ...Object.entries(vars).flatMap(([k, v]) => ["-v", `${k}=${v}`]), url];
-  const r = Bun.spawnSync(args, { stdin: Buffer.from(script), stdout: "pipe", stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`psql failed: ${r.stderr.toString()}`);
-  return r.stdout.toString();
-}
 
 /** A statement and its parameters: `prepare` and `execute` text for psql. */
 interface Prepared {
@@ -285,55 +278,8 @@ if (!flag("no-build")) {
   if (b.exitCode !== 0) throw new Error("build failed");
 }
 
-// Database: reuse only what this generator made for this scale.
-const generator = readFileSync(join(ROOT, "tests/bench/generate.sql"), "utf8");
-const contract = readFileSync(join(ROOT, "sql/migrations/0001_contract_tables.sql"), "utf8");
-const generatorSha = createHash("sha256").update(generator).update(contract).update(String(products)).digest("hex").slice(0, 16);
-let meta: { generate_s: number; daily_rows: number; generated_at: string; migrate_s: number } | undefined;
-if (reuse) {
-  try {
-    const row = psql(dbUrl, `select generate_s, daily_rows, generated_at::date, migrate_s from bench_meta where generator = '${generatorSha}';`).trim();
-    if (row) {
-      const [g, d, at, m] = row.split("|");
-      meta = { generate_s: Number(g), daily_rows: Number(d), generated_at: at!, migrate_s: Number(m) };
-      log(`reusing ${dbName} (generated ${at})`);
-    } else log(`${dbName} was not made by this generator: generating it again`);
-  } catch {
-    log(`${dbName} is missing or incomplete: generating it`);
-  }
-}
-let migrateNow = 0;
-if (meta) {
-  // Migrations newer than the data (a reused database): apply them now. One edited since
-  // it was applied there (while developing it) cannot be: then make the dataset again.
-  const t1 = performance.now();
-  const m = Bun.spawnSync([BINARY, "migrate"], { env: serviceEnv(0), stdout: "ignore", stderr: "inherit" });
-  migrateNow = (performance.now() - t1) / 1000;
-  if (m.exitCode !== 0) {
-    log(`migrate failed on the reused ${dbName}: generating it again`);
-    meta = undefined;
-  }
-}
-const reused = meta !== undefined;
-if (!meta) {
-  log(`creating ${dbName}: ${products} products, 730 days (takes minutes at 50k)`);
-  psql(`${SERVER}/postgres`, `drop database if exists ${dbName} with (force);\ncreate database ${dbName};\n`);
-  psql(dbUrl, contract); // the contract tables only: an ETL's database before this service's migrations
-  const t0 = performance.now();
-  psql(dbUrl, generator, { products: String(products) });
-  const generateS = (performance.now() - t0) / 1000;
-  psql(dbUrl, "vacuum analyze;");
-  log("migrate on the existing rows (date index, rollup build)");
-  const t1 = performance.now();
-  const m = Bun.spawnSync([BINARY, "migrate"], { env: serviceEnv(0), stdout: "ignore", stderr: "inherit" });
-  if (m.exitCode !== 0) throw new Error("migrate failed");
-  migrateNow = (performance.now() - t1) / 1000;
-  psql(dbUrl, "vacuum analyze;");
-  const dailyRows = Number(psql(dbUrl, "select count(*) from product_daily_costs;").trim());
-  psql(dbUrl, `create table bench_meta (generator text, generate_s numeric, daily_rows bigint, generated_at timestamptz, migrate_s numeric);
-    insert into bench_meta values ('${generatorSha}', ${generateS.toFixed(1)}, ${dailyRows}, now(), ${migrateNow.toFixed(1)});`);
-  meta = { generate_s: Number(generateS.toFixed(1)), daily_rows: dailyRows, generated_at: today, migrate_s: Number(migrateNow.toFixed(1)) };
-}
+const dataset = prepareDataset({ scale, server: SERVER, binary: BINARY, reuse, log });
+const { meta, reused, migrateNowS: migrateNow } = dataset;
 const rollupRows = psql(dbUrl, "select (select count(*) from product_cost_months) || ' month rows, ' || (select count(distinct (period, period_start)) from product_cost_answers) || ' rendered periods, ' || (select count(*) from product_cost_deltas) || ' notes waiting';").trim();
 
 const NO_INDEXES = "set enable_indexscan = off; set enable_bitmapscan = off; set enable_indexonlyscan = off;";

@@ -7,7 +7,8 @@
 // (the rollup with the notes waiting, the daily rows of a short range, or an exact period's
 // rendered answer), must be byte for byte the naive GROUP BY's rows rendered; after every
 // refresh the months must be what the daily rows say, and every rendered answer its
-// period's naive rows.
+// period's naive rows. The refresh's steps vary (one product a step, a few, all at once;
+// month rows found by key or in key order), so reads also fall between the steps of one refresh.
 //
 // On PostgreSQL, writers also really overlap (an advisory-lock barrier opens them together)
 // with a refresher and a reader, and each read is compared with the GROUP BY at the read's
@@ -40,11 +41,17 @@ import { answerDrift, monthsDrift, naiveAnswer, rowsAsJson } from "../support/ro
 import { testSeed } from "../support/seed.ts";
 
 const SEED = testSeed("rollup property test");
+// The refresh's steps (src/db/refresh.ts): one product a step, a few, or everything in one.
+const STEP_ROWS = [1, 20, 100, 1_000_000] as const;
+// How a step finds month rows: by its density (as in production), in key order, by key.
+const DENSE = [undefined, true, false] as const;
 
 describeBackends("rollup v3 on $name", (backend) => {
   const viaCopy = backend.name !== "embedded";
   let db: BackendHandle;
   let app: TestApp;
+  const stepSizes = prng(SEED ^ 0x5e5e);
+  const refresh = () => refreshRollup(db.admin, { stepRows: stepSizes.pick(STEP_ROWS), dense: stepSizes.pick(DENSE) });
   beforeAll(async () => {
     db = await backend.open();
     // With the answer cache: every answer below is also a cached one's or a revalidation's.
@@ -99,7 +106,7 @@ describeBackends("rollup v3 on $name", (backend) => {
   }
 
   async function refreshAndCheck(context: string): Promise<void> {
-    await refreshRollup(db.admin);
+    await refresh();
     const [log] = await db.admin<{ n: number }[]>`select count(*)::int as n from product_cost_deltas`;
     expect({ seed: SEED, context, log: log!.n }).toEqual({ seed: SEED, context, log: 0 });
     expect({ seed: SEED, context, drift: await monthsDrift(db.service) }).toEqual({ seed: SEED, context, drift: [] });
@@ -164,7 +171,7 @@ describeBackends("rollup v3 on $name", (backend) => {
   test("writers made to overlap (an advisory-lock barrier), a refresher and a reader: each read equals the GROUP BY at its own snapshot", async () => {
     const r = prng(SEED ^ 0xc0c0);
     await reset(r);
-    await refreshRollup(db.admin);
+    await refresh();
     const url = (await testDatabase()).url;
     const writers = createPool({ url, max: 8, connectTimeoutMs: 5000, statementTimeoutMs: 60_000, readOnly: false, applicationName: `pce-prop-writers-${process.pid}` });
     const barrier = await advisoryBarrier(url, 74_000_002);
@@ -191,7 +198,7 @@ describeBackends("rollup v3 on $name", (backend) => {
     let refreshes = 0;
     const refresher = (async () => {
       while (writing) {
-        await refreshRollup(db.admin);
+        await refresh();
         refreshes++;
       }
     })();

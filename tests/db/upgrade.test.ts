@@ -116,19 +116,24 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
     });
 
     // What `migrate` does: the pending migrations in one transaction, then the first refresh.
-    expect(await migrate(admin)).toEqual(from === "0004" ? ["0005", "0006", "0007"] : ["0006", "0007"]);
-    // Migrated, not yet refreshed: nothing is materialized, the log names everything, and
-    // every read adds up the daily rows.
-    const allRanges = async () => {
-      for (let i = 0; i < RANGES.length * SEGMENTS.length; i++) await check(i);
-    };
-    const exactBefore = seen.exact;
-    await allRanges();
-    expect(seen.exact - exactBefore).toBeGreaterThanOrEqual(RANGES.length * SEGMENTS.length);
-    const report = await refreshRollup(admin);
-    await allRanges();
-    upgrading = false;
-    await Promise.all(readers);
+    // (The readers stop whatever happens: a failure here must not leave them spinning.)
+    let report: Awaited<ReturnType<typeof refreshRollup>>;
+    try {
+      expect(await migrate(admin)).toEqual(from === "0004" ? ["0005", "0006", "0007", "0008"] : ["0006", "0007", "0008"]);
+      // Migrated, not yet refreshed: nothing is materialized, the log names everything, and
+      // every read adds up the daily rows.
+      const allRanges = async () => {
+        for (let i = 0; i < RANGES.length * SEGMENTS.length; i++) await check(i);
+      };
+      const exactBefore = seen.exact;
+      await allRanges();
+      expect(seen.exact - exactBefore).toBeGreaterThanOrEqual(RANGES.length * SEGMENTS.length);
+      report = await refreshRollup(admin);
+      await allRanges();
+    } finally {
+      upgrading = false;
+      await Promise.all(readers);
+    }
 
     expect({ wrong }).toEqual({ wrong: [] });
     expect(report?.mode).toBe("rebuild");
