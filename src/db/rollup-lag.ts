@@ -10,6 +10,10 @@ export interface RollupLag {
   changesWaiting: number;
   /** Seconds since the last refresh committed; null when none has run. */
   lastRefreshAgeSeconds: number | null;
+  /** How long that refresh took; null when none has run. */
+  lastRefreshDurationSeconds: number | null;
+  /** How long the refresh running now has run; 0 when none runs. */
+  refreshRunningSeconds: number;
 }
 
 /**
@@ -33,8 +37,15 @@ export async function readRollupLag(sql: Sql, timeoutMs: number): Promise<Rollup
       query.cancel();
       return undefined;
     }
-    const row = (rows as unknown as { changes_waiting: number; last_refresh_age_seconds: number | null }[])[0]!;
-    return { changesWaiting: row.changes_waiting, lastRefreshAgeSeconds: row.last_refresh_age_seconds };
+    const row = (
+      rows as unknown as { changes_waiting: number; last_refresh_age_seconds: number | null; last_refresh_duration_seconds: number | null; refresh_running_seconds: number }[]
+    )[0]!;
+    return {
+      changesWaiting: row.changes_waiting,
+      lastRefreshAgeSeconds: row.last_refresh_age_seconds,
+      lastRefreshDurationSeconds: row.last_refresh_duration_seconds,
+      refreshRunningSeconds: row.refresh_running_seconds,
+    };
   } catch {
     return undefined;
   } finally {

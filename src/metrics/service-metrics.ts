@@ -132,6 +132,16 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     "Seconds since the last refresh committed, by the database's clock (the timer or the service's own refresh; one that found nothing to fold counts). Absent when none has run.",
     () => (lag?.lastRefreshAgeSeconds != null ? [[{}, lag.lastRefreshAgeSeconds]] : []),
   );
+  registry.gauge(
+    `${PREFIX}rollup_last_refresh_duration_seconds`,
+    "How long the last refresh took, from its start to its last commit (one that found nothing to fold counts). Absent when none has run.",
+    () => (lag?.lastRefreshDurationSeconds != null ? [[{}, lag.lastRefreshDurationSeconds]] : []),
+  );
+  registry.gauge(
+    `${PREFIX}rollup_refresh_running_seconds`,
+    "How long the refresh running now (the timer's, the service's own, migrate's or load-csv's) has run; 0 when none runs. Its steps commit as it goes, and the next refresh waits for it.",
+    () => (lag ? [[{}, lag.refreshRunningSeconds]] : []),
+  );
   const cached = (pick: (c: AnswerCacheCounts) => number) => (): [Record<string, string>, number][] => (cache ? [[{}, pick(cache())]] : []);
   registry.counterOf(`${PREFIX}answer_cache_hits_total`, "Requests answered from the answer cache (the same version of the same question).", cached((c) => c.hits));
   registry.counterOf(`${PREFIX}answer_cache_misses_total`, "Requests the answer cache could not answer (never asked, written since, or pushed out).", cached((c) => c.misses));

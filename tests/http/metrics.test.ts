@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../support/config.ts";
 import { createPool } from "../../src/db/client.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import { REFRESH_LOCK_ID, refreshRollup } from "../../src/db/refresh.ts";
 import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, noDatabase, testApp, type TestApp } from "../support/app.ts";
@@ -63,6 +63,8 @@ describeBackends("metrics on $name", (backend) => {
       `# TYPE ${P}database_pool_waiting gauge`,
       `# TYPE ${P}rollup_changes_waiting gauge`,
       `# TYPE ${P}rollup_last_refresh_age_seconds gauge`,
+      `# TYPE ${P}rollup_last_refresh_duration_seconds gauge`,
+      `# TYPE ${P}rollup_refresh_running_seconds gauge`,
       `# TYPE ${P}answer_cache_hits_total counter`,
       `# TYPE ${P}answer_cache_misses_total counter`,
       `# TYPE ${P}answer_cache_evictions_total counter`,
@@ -117,6 +119,36 @@ describeBackends("metrics on $name", (backend) => {
     expect(after.age[0]!).toBeLessThan(60);
     expect(await (await app.get("/readyz", {})).text()).toBe(`{"detail":"READY"}`);
     await loadFixture(db.admin, PRODUCTS, DAILY);
+  });
+
+  test("the refresh's duration, and how long the one running now has run (0 when none runs)", async () => {
+    const [app] = fresh();
+    await refreshRollup(db.admin);
+    const gauges = async () => {
+      const { text } = await scrape(app);
+      const value = (name: string) => samples(text, `${P}${name}`).map((l) => Number(l.split(" ")[1]));
+      return { duration: value("rollup_last_refresh_duration_seconds"), running: value("rollup_refresh_running_seconds") };
+    };
+    const [record] = await db.admin<{ ms: number }[]>`select ms from product_cost_refreshes`;
+    expect(await gauges()).toEqual({ duration: [record!.ms / 1000], running: [0] });
+
+    // A refresh that started ten minutes ago and holds the lock: running 600 s and more. (The
+    // embedded database is one session, the service's too: the lock is taken on it.)
+    const reserved = backend.name === "embedded" ? undefined : await db.admin.reserve();
+    const holder = reserved ?? db.admin;
+    try {
+      await holder`select pg_advisory_lock(${REFRESH_LOCK_ID})`;
+      await db.admin`update product_cost_refreshes set started_at = now() - interval '10 minutes', finished_at = now() - interval '11 minutes'`;
+      const running = await gauges();
+      expect(running.running[0]!).toBeGreaterThanOrEqual(600);
+      expect(running.running[0]!).toBeLessThan(700);
+    } finally {
+      await holder`select pg_advisory_unlock(${REFRESH_LOCK_ID})`;
+      reserved?.release();
+    }
+    // The lock released (the refresh gone without recording its end): none runs.
+    expect((await gauges()).running).toEqual([0]);
+    await loadFixture(db.admin, PRODUCTS, DAILY); // as the other tests expect it: nothing rendered
   });
 
   test("counts requests by method, route template and status; every unknown path is one 'unmatched' series", async () => {
