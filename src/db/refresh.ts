@@ -40,6 +40,7 @@ import clearAnswersSql from "../../sql/refresh/clear_answers.sql" with { type: "
 import collectChangesSql from "../../sql/refresh/collect_changes.sql" with { type: "text" };
 import countFoldedSql from "../../sql/refresh/count_folded.sql" with { type: "text" };
 import batchesSql from "../../sql/refresh/batches.sql" with { type: "text" };
+import buildMonthsSql from "../../sql/refresh/build_months.sql" with { type: "text" };
 import deleteAnswerSql from "../../sql/refresh/delete_answer.sql" with { type: "text" };
 import deleteMonthsSql from "../../sql/refresh/delete_months.sql" with { type: "text" };
 import extendMonthsSql from "../../sql/refresh/extend_months.sql" with { type: "text" };
@@ -300,18 +301,23 @@ async function foldMonths(r: Runner, session: Session, batch: Batch, last: strin
  * carry their totals into the new months, the ones it writes are written from there on, and
  * the months' statistics are made again before it commits.
  */
-async function foldBatch(r: Runner, session: Session, batch: Batch, plan: { rebuild: boolean; first: string | null; last: string; extendFrom?: string; dense?: boolean }): Promise<number> {
+async function foldBatch(r: Runner, session: Session, batch: Batch, plan: { rebuild: boolean; last: string; extendFrom?: string; dense?: boolean }): Promise<number> {
   return r.transaction(session, "isolation level repeatable read, ", async () => {
     await r.run(session, stepNotesSql, [batch.first_product, batch.last_product, plan.last, false]);
-    await r.run(session, collectChangesSql, [plan.rebuild, batch.first_product, batch.last_product, plan.first ?? plan.last, plan.last]);
-    await r.run(session, prepareWritesSql);
-    if (plan.extendFrom) {
-      await r.run(session, extendMonthsSql, [plan.extendFrom, plan.last]);
-      await r.run(session, "update refresh_products set first_month = least(first_month, $1::date)", [nextMonth(plan.extendFrom)]);
+    if (plan.rebuild) {
+      // The months were emptied: each product's straight from its daily rows, in one pass.
+      await r.run(session, buildMonthsSql, [batch.first_product, batch.last_product, plan.last]);
+    } else {
+      await r.run(session, collectChangesSql);
+      await r.run(session, prepareWritesSql);
+      if (plan.extendFrom) {
+        await r.run(session, extendMonthsSql, [plan.extendFrom, plan.last]);
+        await r.run(session, "update refresh_products set first_month = least(first_month, $1::date)", [nextMonth(plan.extendFrom)]);
+      }
+      await foldMonths(r, session, batch, plan.last, plan.extendFrom, plan.dense);
+      // A new month's rows, known to the planner in the commit that makes them readable.
+      if (plan.extendFrom) await analyzeMonthKeys(r, session);
     }
-    await foldMonths(r, session, batch, plan.last, plan.extendFrom, plan.dense);
-    // A new month's rows, known to the planner in the commit that makes them readable.
-    if (plan.extendFrom) await analyzeMonthKeys(r, session);
     await r.run(session, clearAnswersSql, [false]);
     // The answers' versions (ETags) keep what the forgotten notes counted: a fold changes none.
     await r.run(session, countFoldedSql);
@@ -372,7 +378,7 @@ async function fold(r: Runner, session: Session, options: RefreshOptions, starte
         : await r.run<Batch[]>(session, batchesSql, [rebuild, last, stepRows, s!.first_month ?? last]);
     await timed("fold", async () => {
       for (const batch of batches) {
-        notes += await foldBatch(r, session, batch, { rebuild, first: s!.first_month, last, extendFrom: steps === 0 ? extendFrom : undefined, dense: options.dense });
+        notes += await foldBatch(r, session, batch, { rebuild, last, extendFrom: steps === 0 ? extendFrom : undefined, dense: options.dense });
         steps++;
         options.onProgress?.({ step: "totals", done: steps, total: batches.length });
       }
