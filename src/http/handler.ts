@@ -53,11 +53,12 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
   const addressOf = options.clientAddress ?? clientAddress(undefined);
   return async (arrived, server) => {
     const incoming = arrived.headers.get("x-request-id");
+    const deadline = requestDeadline(arrived.signal, requestTimeoutMs);
     const context: RequestContext = {
       id: incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
       startedAt: performance.now(),
       target: { path: "/", query: undefined },
-      signal: requestSignal(arrived.signal, requestTimeoutMs),
+      signal: deadline.signal,
       userAgent: arrived.headers.get("user-agent") ?? undefined,
     };
     try {
@@ -100,6 +101,7 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
     const ended = context.body ?? Promise.resolve<BodyOutcome>({ end: "complete", bytes: request.method === "HEAD" ? 0 : bodyBytesOf(response) });
     const sent = response.status;
     void ended.then((outcome) => {
+      deadline.finish();
       const seconds = (performance.now() - context.startedAt) / 1000;
       if (outcome.error !== undefined) context.error = outcome.error;
       try {
@@ -115,17 +117,26 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
 }
 
 /**
- * The request's one deadline: aborted when the client goes away (ClientClosedRequestError)
- * or `ms` after arrival (RequestDeadlineError), whichever comes first; 0: no deadline.
+ * The request's one deadline: its signal aborts when the client goes away
+ * (ClientClosedRequestError) or `ms` after arrival (RequestDeadlineError), whichever comes
+ * first; 0: no deadline. `finish` (the body done) stops the clock and lets go of the client's
+ * signal: a timer left running kept each finished request's objects alive for the whole of
+ * REQUEST_TIMEOUT_MS, and with AbortSignal.timeout and AbortSignal.any they were never let go
+ * (RSS grew by 1.4 KB a request, /healthz included, without end).
  */
-function requestSignal(clientGone: AbortSignal, ms: number): AbortSignal {
-  const deadline = ms > 0 ? AbortSignal.timeout(ms) : undefined;
-  const either = deadline ? AbortSignal.any([clientGone, deadline]) : clientGone;
+function requestDeadline(clientGone: AbortSignal, ms: number): { signal: AbortSignal; finish(): void } {
   const controller = new AbortController();
-  const abort = () => controller.abort(deadline?.aborted ? new RequestDeadlineError(ms) : new ClientClosedRequestError());
-  if (either.aborted) abort();
-  else either.addEventListener("abort", abort, { once: true });
-  return controller.signal;
+  const onGone = () => controller.abort(new ClientClosedRequestError());
+  const timer = ms > 0 ? setTimeout(() => controller.abort(new RequestDeadlineError(ms)), ms) : undefined;
+  if (clientGone.aborted) onGone();
+  else clientGone.addEventListener("abort", onGone, { once: true });
+  return {
+    signal: controller.signal,
+    finish() {
+      clearTimeout(timer);
+      clientGone.removeEventListener("abort", onGone);
+    },
+  };
 }
 
 /**
