@@ -84,6 +84,34 @@ describeBackends("writes the contract allows, on $name", (backend) => {
     await expectExactAnswers(`renamed in ${isolation}`);
   });
 
+  test("a TRUNCATE and reload in one transaction leaves the note of everything alone (no note per row), a later write notes again, and reads stay exact", async () => {
+    await loadFixture(db.admin);
+    await refreshRollup(db.admin);
+    const notes = async () => (await db.admin<{ product_id: string | null; month: Date | null }[]>`select product_id, month from product_cost_deltas order by 1, 2`).map((n) => [n.product_id, n.month?.toISOString().slice(0, 10) ?? null]);
+    await db.admin.begin(async (tx) => {
+      const rows = await tx`select * from product_daily_costs`;
+      await tx`truncate product_daily_costs`;
+      await tx`insert into product_daily_costs ${tx(rows as unknown as Record<string, unknown>[])}`;
+      await tx`update product_daily_costs set warehouse_fees_usd = warehouse_fees_usd + 1 where product_id = 2`;
+      await tx`delete from product_daily_costs where product_id = 3 and cost_date < '2024-02-01'`;
+    });
+    expect(await notes()).toEqual([[null, null]]);
+    // The next transaction's write notes itself, as ever.
+    await db.admin`update product_daily_costs set purchase_cost_usd = 7 where product_id = 4 and cost_date = '2024-01-15'`;
+    expect(await notes()).toEqual([["4", "2024-01-01"], [null, null]]);
+    await expectExactAnswers("reloaded, then a write"); // before and after a refresh
+    // A TRUNCATE rolled back with its savepoint takes the flag with it.
+    await db.admin.begin(async (tx) => {
+      await tx.savepoint(async (sp) => {
+        await sp`truncate product_daily_costs`;
+        throw new Error("rolled back");
+      }).catch(() => {});
+      await tx`update product_daily_costs set purchase_cost_usd = 8 where product_id = 5 and cost_date = '2024-03-03'`;
+    });
+    expect(await notes()).toEqual([["5", "2024-03-01"]]);
+    await expectExactAnswers("a write after a TRUNCATE rolled back");
+  });
+
   test("a product deleted together with its daily rows in one statement (a CTE) commits, and reads no longer show it", async () => {
     await loadFixture(db.admin);
     await refreshRollup(db.admin);
