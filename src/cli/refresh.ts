@@ -5,7 +5,7 @@
 
 import { openDatabase } from "../db/open.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
-import { refreshProblem, RENDER_BUDGET_MS } from "../db/refresh.ts";
+import { EVERY_MINUTE, refreshProblem } from "../db/refresh.ts";
 import type { Logger } from "../log.ts";
 import type { CommandLine } from "./command-line.ts";
 import { onDatabase } from "./on-database.ts";
@@ -22,7 +22,7 @@ export async function runRefresh({ config, own }: CommandLine, logger: Logger): 
   await onDatabase(db, "refresh", refreshProblem, async () => {
     const refreshed = await refreshWithProgress("refresh", db.sql, {
       rebuild: own.get("rebuild") === "true",
-      renderBudgetMs: RENDER_BUDGET_MS,
+      ...EVERY_MINUTE,
       signal: stop.signal,
     });
     logger.info("refreshed", { ...refreshed, database: db.description });

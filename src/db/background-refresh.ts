@@ -8,7 +8,7 @@
 import type { Logger } from "../log.ts";
 import { createPool, type Sql } from "./client.ts";
 import { identifyPeer } from "./not-postgresql.ts";
-import { refreshProblem, refreshRollup, RENDER_BUDGET_MS } from "./refresh.ts";
+import { EVERY_MINUTE, refreshProblem, refreshRollup } from "./refresh.ts";
 
 export interface BackgroundRefreshOptions {
   url: string;
@@ -48,7 +48,7 @@ export function startBackgroundRefresh(options: BackgroundRefreshOptions): Backg
 
   const turn = async () => {
     try {
-      const report = await refreshRollup(sql, { wait: false, renderBudgetMs: RENDER_BUDGET_MS, signal: stopping.signal });
+      const report = await refreshRollup(sql, { wait: false, ...EVERY_MINUTE, signal: stopping.signal });
       if (report === null) logger.debug("refresh skipped: another refresh is running");
       else if (report.mode === "none") logger.debug("refreshed", { ...report, by: "service" });
       else logger.info("refreshed", { ...report, by: "service" });

@@ -7,7 +7,7 @@ import { refreshRollup, type RefreshOptions } from "./refresh.ts";
 const STEPS = { totals: "adding up daily rows into totals to date", answers: "rendering the answers of calendar periods" } as const;
 
 /** Folds the change log in, with progress lines; the report for the log. */
-export async function refreshWithProgress(command: string, sql: Sql, options: Pick<RefreshOptions, "rebuild" | "renderBudgetMs" | "signal"> = {}) {
+export async function refreshWithProgress(command: string, sql: Sql, options: Pick<RefreshOptions, "rebuild" | "renderBudgetMs" | "upkeepWhenIdle" | "signal"> = {}) {
   const lines = progressLines(command);
   try {
     return await refreshRollup(sql, { ...options, onProgress: (p) => lines.report(STEPS[p.step], p.done, p.total) });

@@ -10,21 +10,22 @@
 // finished steps did. Reads are exact between any two steps: a read is the months plus the
 // notes waiting, and each step moves a set of notes into the months and deletes exactly those
 // notes in one commit (docs/performance.md).
-//   1. extend: when the data reaches a later month, every product's months reach it (rows that
-//      carry the totals and hold no day: what a read assumed without them), and the months'
-//      statistics are made again in the same commit, so that no plan, a read's or the
-//      refresh's, ever meets a month the statistics do not know.
-//   2. fold: the products the log names, in ranges of ids of about STEP_ROWS month rows each
+//   1. fold: the products the log names, in ranges of ids of about STEP_ROWS month rows each
 //      (a product's months never split). A step reads its notes at its snapshot, computes
 //      again from the daily rows every (product, month) they name, moves the totals before
 //      every later month of those products, drops the rendered answers they make stale,
-//      counts them for the answer versions and deletes them.
-//   3. finish: the notes of products' attributes (every rendered answer is redone) and, for a
+//      counts them for the answer versions and deletes them. When the data reached a later
+//      month, the first step also adds it: every product's months reach it (rows that carry
+//      the totals and hold no day: what a read assumed without them), with the months'
+//      statistics made again in the same commit, so that no plan, a read's or the refresh's,
+//      ever meets a month the statistics do not know.
+//   2. finish: the notes of products' attributes (every rendered answer is redone) and, for a
 //      rebuild, of everything; the refresh's record.
-//   4. answers: each calendar period without one is rendered in a transaction of its own, two
+//   3. answers: each calendar period without one is rendered in a transaction of its own, two
 //      at a time. An answer rendered from months that a later write makes stale is never
 //      trusted: that write's note names its period until the next refresh drops the answer.
-//   5. vacuum.
+//   4. vacuum: the log after a fold; the months and answers with the answers' upkeep (the
+//      refreshes that run every minute leave both to one that has nothing to fold: EVERY_MINUTE).
 // A rebuild (`refresh --rebuild`, a TRUNCATE's note of everything, migrate) first notes
 // everything and empties the months in one commit: until its last step deletes that note,
 // reads add up the daily rows (exact, slower), so the months can be refilled step by step.
@@ -60,16 +61,22 @@ import postgres from "postgres";
 import type { Sql } from "./client.ts";
 import { databaseProblem, type DatabaseProblem } from "./problems.ts";
 
+/** How many calendar periods lack an answer (missing_answers.sql, counted). */
+const countMissingSql = `select count(*)::int as n from (${missingAnswersSql.replace(/^\s*--.*$/gm, "")}) missing`;
+
 /** Any fixed number, another than migrate's: all refreshes take the same lock. */
 export const REFRESH_LOCK_ID = 74_201_312;
 /** Answers rendered at once, each on a session of its own (the pool permitting). */
 const RENDER_SESSIONS = 2;
 /**
- * The render budget of the refreshes that run every minute (`refresh`, the service's own): a
- * refresh that folded a large write leaves the answers to the next, idle, ones, so a write is
- * folded in the time the fold takes; a rename re-renders every answer over a few minutes.
+ * How the refreshes that run every minute (`refresh`, the service's own) keep up what only
+ * speeds reads: a refresh that folded notes is done once they are folded (and the log
+ * vacuumed), so a write is folded in the time the fold takes; the next refresh with nothing to
+ * fold renders stale answers for up to two seconds, latest periods first, and vacuums the
+ * months and answers when they hold dead rows. A rename (every answer stale) is rendered
+ * again over a few idle minutes; meanwhile those periods read from the months, exactly.
  */
-export const RENDER_BUDGET_MS = 1_000;
+export const EVERY_MINUTE: Pick<RefreshOptions, "upkeepWhenIdle" | "renderBudgetMs"> = { upkeepWhenIdle: true, renderBudgetMs: 2_000 };
 /**
  * Month rows a fold step writes at most (unless one product alone has more): a step takes
  * about a second per 100,000 at 50,000 products, so a rebuild commits every few seconds.
@@ -116,11 +123,13 @@ export interface RefreshOptions {
   /** How steps find month rows, whatever their density (tests: both ways): true in key order, false by key. */
   dense?: boolean;
   /**
-   * No answer starts rendering once the refresh has run this long (default: no limit). The rest
+   * No answer starts rendering once rendering has run this long (default: no limit). The rest
    * are rendered by the next refreshes, latest periods first; their reads add up the months
-   * meanwhile (exact, slower). The timer's and the service's refreshes: RENDER_BUDGET_MS.
+   * meanwhile (exact, slower).
    */
   renderBudgetMs?: number;
+  /** Render answers and vacuum the months and answers only when there was nothing to fold (EVERY_MINUTE). */
+  upkeepWhenIdle?: boolean;
 }
 
 interface State {
@@ -397,8 +406,14 @@ async function fold(r: Runner, session: Session, options: RefreshOptions, starte
       await r.run(session, countFoldedSql);
       await r.run(session, forgetChangesSql);
       notes += folded;
-      // Statistics of the new rows before the renders plan their lookups.
-      if (rebuild) await analyzeMonthKeys(r, session);
+      // Statistics of the new rows before the renders plan their lookups; and of the daily
+      // rows a rebuild has just read whole: after a TRUNCATE and reload the table's own say it
+      // is empty until something analyzes it (readers weigh a range's daily rows by them). A
+      // role that does not own the daily table gets a warning and goes on.
+      if (rebuild) {
+        await r.run(session, "analyze product_daily_costs"); // first: the keys' analyze lowers the sample size for the rest of the transaction
+        await analyzeMonthKeys(r, session);
+      }
       await record(notes);
     }),
   );
@@ -406,7 +421,8 @@ async function fold(r: Runner, session: Session, options: RefreshOptions, starte
 }
 
 /** Step 4: renders calendar periods of the data that have no answer, a few sessions at once, latest first, within the budget. */
-async function renderMissing(r: Runner, sql: Sql, session: Session, options: RefreshOptions, started: number): Promise<{ rendered: number; waiting: number }> {
+async function renderMissing(r: Runner, sql: Sql, session: Session, options: RefreshOptions): Promise<{ rendered: number; waiting: number }> {
+  const started = performance.now();
   const missing = await r.run<{ period: string; period_start: string }[]>(session, missingAnswersSql);
   if (missing.length === 0) return { rendered: 0, waiting: 0 };
   const helpers = await Promise.all(
@@ -440,6 +456,19 @@ async function renderMissing(r: Runner, sql: Sql, session: Session, options: Ref
   return { rendered: done, waiting: missing.length - done };
 }
 
+/**
+ * The months and answers to vacuum: after a fold, both; when idle, those with dead rows
+ * (a fold whose upkeep was left to an idle refresh; 1,000 dead rows or more).
+ */
+async function deadRollupTables(r: Runner, session: Session, idle: boolean): Promise<string[]> {
+  if (!idle) return ["product_cost_months", "product_cost_answers"];
+  const rows = await r.run<{ relname: string }[]>(
+    session,
+    "select relname from pg_stat_user_tables where relname in ('product_cost_months', 'product_cost_answers') and n_dead_tup >= 1000 order by relname",
+  );
+  return rows.map((row) => row.relname);
+}
+
 /** Refreshes; null when another refresh is running and `wait` is false. */
 export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Promise<RefreshReport | null> {
   const started = performance.now();
@@ -460,15 +489,19 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
       await r.transaction(session, "", () => r.run(session, recordStartSql));
       const stepMs: RefreshReport["step_ms"] = {};
       const folded = await fold(r, session, options, started, stepMs);
+      const idle = folded.mode === "none";
+      const upkeep = !options.upkeepWhenIdle || idle;
       let t = performance.now();
-      const answers = await renderMissing(r, sql, session, options, started);
+      const answers = upkeep ? await renderMissing(r, sql, session, options) : { rendered: 0, waiting: await count(r, session, countMissingSql) };
       if (answers.rendered > 0) stepMs.answers = Math.round(performance.now() - t);
-      // Every refresh leaves dead rows behind (the notes it forgot, the totals and answers it
-      // replaced). Reclaimed now, so that the log that every read scans stays a few pages
-      // and writers' notes reuse its space, also where autovacuum is off or behind.
-      if (folded.mode !== "none") {
-        t = performance.now();
-        await r.run(session, "vacuum product_cost_deltas, product_cost_months, product_cost_answers");
+      // Every fold leaves dead rows behind (the notes it forgot, the totals and answers it
+      // replaced). The log's are reclaimed at once, so that the log every read scans stays a few
+      // pages and writers' notes reuse its space, also where autovacuum is off or behind; the
+      // months' and answers' with the other upkeep.
+      t = performance.now();
+      const vacuum = [...(idle ? [] : ["product_cost_deltas"]), ...(upkeep ? await deadRollupTables(r, session, idle) : [])];
+      if (vacuum.length > 0) {
+        await r.run(session, `vacuum ${vacuum.join(", ")}`);
         stepMs.vacuum = Math.round(performance.now() - t);
       }
       return { ...folded, answers: answers.rendered, answers_waiting: answers.waiting, ms: Math.round(performance.now() - started), step_ms: stepMs };

@@ -16,7 +16,7 @@ import postgres from "postgres";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrations.ts";
 import { productCostsStatement } from "../../src/db/product-costs.ts";
-import { REFRESH_LOCK_ID, refreshRollup, RefreshStopped } from "../../src/db/refresh.ts";
+import { EVERY_MINUTE, REFRESH_LOCK_ID, refreshRollup, RefreshStopped } from "../../src/db/refresh.ts";
 import { builtBinary, cleanEnv } from "../support/binary.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { waitUntil } from "../support/faults.ts";
@@ -107,6 +107,23 @@ describeWithPostgres("the refresh after the ETL's writes, with the rollup's stat
     const started = performance.now();
     await expectExact("a read across the turn", [["2026-10-15", "2026-11-02"]]);
     expect(performance.now() - started).toBeLessThan(BUDGET_MS);
+  }, 120_000);
+
+  test("every minute: a refresh that folds leaves stale answers and the months' vacuum to the next one with nothing to fold", async () => {
+    await refreshRollup(admin); // every calendar period rendered
+    await admin`update product_daily_costs set warehouse_fees_usd = 9 where cost_date = '2026-08-20'`; // August's answer stale
+    const folding = await refreshRollup(admin, EVERY_MINUTE);
+    expect({ mode: folding?.mode, answers: folding?.answers, waiting: folding?.answers_waiting, vacuumed: "vacuum" in (folding?.step_ms ?? {}) }).toEqual({
+      mode: "changes",
+      answers: 0,
+      waiting: 2, // August and the third quarter (not 2026: a period holding the last month is never rendered)
+      vacuumed: true, // the log
+    });
+    const idle = await refreshRollup(admin, EVERY_MINUTE);
+    expect({ mode: idle?.mode, answers: idle?.answers, waiting: idle?.answers_waiting }).toEqual({ mode: "none", answers: 2, waiting: 0 });
+    const [dead] = await admin<{ n: number }[]>`select n_dead_tup::int as n from pg_stat_user_tables where relname = 'product_cost_months'`;
+    expect(dead!.n).toBeLessThan(1000);
+    await expectExact("August corrected, folded and rendered", [["2026-08-01", "2026-08-31"], ["2026-07-01", "2026-09-30"]]);
   }, 120_000);
 
   test("a session whose statement timeout is the serving one: the refresh is not cut by it, nor while it waits for the lock", async () => {
