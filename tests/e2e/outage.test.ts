@@ -93,6 +93,12 @@ describe("PostgreSQL down, up, restarted", () => {
   }, 60_000);
 
   test("a restart under load fails only requests in flight during the outage; no crash, no stuck pool", async () => {
+    if (!server) {
+      // Run alone (`-t`): the tests before it did not leave a server up with its database.
+      cluster.start();
+      server = await start(cluster.url("pce"));
+      await waitUntil("the service answers 200", async () => (await call(server)).status === 200, 20_000);
+    }
     type Result = { started: number; ended: number; status: number; body: string };
     const results: Result[] = [];
     let stop = false;
