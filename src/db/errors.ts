@@ -23,6 +23,7 @@ const UNAVAILABLE_SQLSTATES = new Set([
 /** Client-side failures reported by postgres.js or the socket layer: a session lost, or the read's own deadline. */
 const UNAVAILABLE_CLIENT_CODES = new Set([
   "ECONNRESET",
+  "EPIPE", // a query written to a session the server had just closed (a restart: seen as a 500 before)
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
@@ -65,10 +66,13 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return typeof code === "string" && UNAVAILABLE_CLIENT_CODES.has(code);
 }
 
-/** A failure that a single retry of an idempotent read may hide: a connection that died while idle. */
+/**
+ * A failure that a single retry of an idempotent read may hide: a connection that died while
+ * idle (EPIPE: the query was written to a socket the server had already closed, so it never ran).
+ */
 export function isStaleConnection(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === "57P01" || code === "CONNECTION_CLOSED" || code === "CONNECTION_ENDED";
+  return code === "57P01" || code === "CONNECTION_CLOSED" || code === "CONNECTION_ENDED" || code === "EPIPE";
 }
 
 /**

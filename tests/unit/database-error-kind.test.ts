@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { databaseErrorKind, DatabaseDeadlineError } from "../../src/db/errors.ts";
+import { databaseErrorKind, DatabaseDeadlineError, isDatabaseUnavailable, isStaleConnection } from "../../src/db/errors.ts";
 
 const pgError = (code: string) => new postgres.PostgresError({ code, message: `server said ${code}` } as never);
 const clientError = (code: string) => Object.assign(new Error(code), { code });
@@ -12,6 +12,8 @@ describe("database failures are sorted into timeout, unavailable, misconfigured 
     [clientError("CONNECT_TIMEOUT"), "timeout"],
     [clientError("ECONNREFUSED"), "unavailable"],
     [clientError("CONNECTION_CLOSED"), "unavailable"],
+    [clientError("ECONNRESET"), "unavailable"],
+    [clientError("EPIPE"), "unavailable"],
     [pgError("57P01"), "unavailable"],
     [pgError("08006"), "unavailable"],
     [pgError("53300"), "unavailable"],
@@ -28,5 +30,17 @@ describe("database failures are sorted into timeout, unavailable, misconfigured 
 
   test.each([new Error("boom"), new RangeError("Invalid time value"), "a string", undefined, null])("%p is not a database error", (err) => {
     expect(databaseErrorKind(err)).toBeUndefined();
+  });
+});
+
+describe("a session the server closed under a query (a restart)", () => {
+  // What postgres.js rejects a query with when it wrote it to a socket PostgreSQL had just
+  // closed: seen in tests/e2e/outage.test.ts as a 500 INTERNAL_ERROR during a restart.
+  const epipe = Object.assign(new Error("write EPIPE"), { code: "EPIPE", errno: -32, syscall: "write" });
+  test("is the database unavailable (503), not a bug (500)", () => {
+    expect(isDatabaseUnavailable(epipe)).toBe(true);
+  });
+  test("is retried once, invisibly: the query never ran", () => {
+    expect(isStaleConnection(epipe)).toBe(true);
   });
 });
