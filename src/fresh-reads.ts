@@ -6,7 +6,7 @@
 // N callers of one key cost about one read per round trip instead of N.
 
 /** Reads `key`; `signal` aborts once every caller waiting for it has left. */
-export type KeyedRead<T> = (key: string, signal: AbortSignal) => Promise<T>;
+export type KeyedRead<T, K = string> = (key: K, signal: AbortSignal) => Promise<T>;
 
 interface Read<T> {
   answer: Promise<T>;
@@ -21,35 +21,37 @@ function newRead<T>(): Read<T> {
   return { answer: promise, settle: { resolve, reject }, waiting: 0, left: new AbortController() };
 }
 
-export function freshReads<T>(read: KeyedRead<T>): KeyedRead<T> {
+/** `read`, shared by the callers of one key; keys are the same when `idOf` says so (default: they are strings). */
+export function freshReads<T, K = string>(read: KeyedRead<T, K>, idOf: (key: K) => string = String): KeyedRead<T, K> {
   const keys = new Map<string, { running?: Read<T>; next?: Read<T> }>();
 
-  const start = (key: string) => {
-    const state = keys.get(key)!;
+  const start = (id: string, key: K) => {
+    const state = keys.get(id)!;
     const next = state.next;
     state.next = undefined;
-    if (!next || next.waiting === 0) return void keys.delete(key); // nobody waits for it any more
+    if (!next || next.waiting === 0) return void keys.delete(id); // nobody waits for it any more
     state.running = next;
     read(key, next.left.signal)
       .then(next.settle.resolve, next.settle.reject)
       .finally(() => {
         state.running = undefined;
-        start(key);
+        start(id, key);
       });
   };
 
   return async (key, signal) => {
     signal.throwIfAborted();
-    let state = keys.get(key);
-    if (!state) keys.set(key, (state = {}));
+    const id = idOf(key);
+    let state = keys.get(id);
+    if (!state) keys.set(id, (state = {}));
     const joined = (state.next ??= newRead<T>());
     joined.waiting++;
-    if (!state.running) start(key);
+    if (!state.running) start(id, key);
     const { promise: gone, reject } = Promise.withResolvers<never>();
     const leave = () => {
       reject(signal.reason);
       // The last caller of a running read gone: stop it (a queued one is dropped at its start).
-      if (--joined.waiting === 0 && keys.get(key)?.running === joined) joined.left.abort(signal.reason);
+      if (--joined.waiting === 0 && keys.get(id)?.running === joined) joined.left.abort(signal.reason);
     };
     signal.addEventListener("abort", leave, { once: true });
     try {

@@ -27,6 +27,7 @@ import { jsonResponse } from "./responses.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import { answerProductCosts } from "./product-costs-answer.ts";
 import type { AnswerCache } from "./answer-cache.ts";
+import { answerKey, type AnswerKey } from "./answer-key.ts";
 import { readAnswerVersion } from "../db/answer-version.ts";
 import { freshReads } from "../fresh-reads.ts";
 import { PRODUCT_COSTS_PATH } from "./routes.ts";
@@ -82,11 +83,13 @@ export function createApp(deps: AppDeps) {
   // A range's version, one read shared by the requests that arrived while the one before
   // ran. Each request still waits for it in an admission slot of its own, so the bounds on
   // running and queued requests (and 503 OVERLOADED past them) stay what they were.
-  const answerVersion = freshReads((range, signal) => {
-    const [firstDay, lastDay] = range.split(" ") as [string, string];
-    const options = { firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal };
-    return guarded(() => readAnswerVersion(deps.sql, firstDay, lastDay, options));
-  });
+  const answerVersion = freshReads(
+    (range: AnswerKey["range"], signal) => {
+      const options = { firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal };
+      return guarded(() => readAnswerVersion(deps.sql, range.firstDay, range.lastDay, options));
+    },
+    (range) => range.id,
+  );
   const productCosts = new Elysia()
     // The query Elysia validates is read as Starlette reads it (query-string.ts), from the
     // target the handler read at arrival: Elysia's own parse differs on `??`, `#`, bad escapes.
@@ -113,7 +116,8 @@ export function createApp(deps: AppDeps) {
         if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
 
         const context = contextOf(request);
-        context.format = preferredRowFormat(request.headers.get("accept"));
+        const key = answerKey(params, preferredRowFormat(request.headers.get("accept")));
+        context.format = key.format;
         const read = () =>
           admission.read(context.signal, (signal) =>
             readProductCosts(
@@ -128,8 +132,8 @@ export function createApp(deps: AppDeps) {
               },
             ),
           );
-        return answerProductCosts(request, context, params, {
-          version: () => admission.run(context.signal, () => answerVersion(`${monthFrom} ${monthTo}`, context.signal)),
+        return answerProductCosts(request, context, key, {
+          version: () => admission.run(context.signal, () => answerVersion(key.range, context.signal)),
           read: () => guarded(read),
           cache: deps.answerCache,
           build,

@@ -12,7 +12,7 @@
 // it stands; the source is then closed (a statement cancelled, the cursor closed).
 
 import { ClientClosedRequestError } from "../failures.ts";
-import { addVary, chooseEncoding, compressor, MIN_COMPRESSED_BYTES, type ContentCoding } from "./compression.ts";
+import { addVary, compressor, MIN_COMPRESSED_BYTES, type ContentCoding } from "./compression.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 
 export type BodyEnd = "complete" | "client_closed" | "failed";
@@ -29,6 +29,8 @@ export interface BodyOutcome {
 export type BodySource = Uint8Array | { chunks: AsyncIterator<Uint8Array>; close(reason: unknown): Promise<void> };
 
 export interface SendOptions {
+  /** The coding the client's Accept-Encoding prefers (compression.ts), null for identity. */
+  wanted: ContentCoding | null;
   /** The request's: aborted when the client goes away or the deadline passes; its reason says which. */
   signal: AbortSignal;
   /** Memory to read ahead into; none: read at the client's pace. */
@@ -37,26 +39,24 @@ export interface SendOptions {
   encoded?: (coding: ContentCoding) => Promise<Uint8Array>;
 }
 
-/** The 200 with `headers` and the body of `source`, and how that body ends. */
+/** The 200 with `headers` and the body of `source`, the coding it goes out in, and how that body ends. */
 export async function sendOk(
-  request: Request,
   headers: Record<string, string>,
   source: BodySource,
   options: SendOptions,
-): Promise<{ response: Response; outcome: Promise<BodyOutcome> }> {
+): Promise<{ response: Response; coding: ContentCoding | null; outcome: Promise<BodyOutcome> }> {
   const h = new Headers(headers);
   addVary(h, "Accept-Encoding");
   // The first chunk is the first batch, already in memory: reading it waits for nothing.
   const first = source instanceof Uint8Array ? source : (await source.chunks.next()).value;
-  const wanted = chooseEncoding(request.headers.get("accept-encoding"));
-  const coding = wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? wanted : null;
+  const coding = options.wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? options.wanted : null;
   if (coding) h.set("content-encoding", coding);
   if (coding && options.encoded && source instanceof Uint8Array) {
     const { body, outcome } = bodyStream(await options.encoded(coding), undefined, null, options);
-    return { response: new Response(body, { status: 200, headers: h }), outcome };
+    return { response: new Response(body, { status: 200, headers: h }), coding, outcome };
   }
   const { body, outcome } = bodyStream(first, source instanceof Uint8Array ? undefined : source, coding, options);
-  return { response: new Response(body, { status: 200, headers: h }), outcome };
+  return { response: new Response(body, { status: 200, headers: h }), coding, outcome };
 }
 
 function bodyStream(

@@ -1,33 +1,5 @@
-// ETags of GET /external/v1/product-costs and If-None-Match (RFC 9110 §8.8.3, §13.1.2).
-//
-// A strong ETag names one representation of one answer state: a hash of the build (a new
-// release may write other bytes), the answer version read from the database (the state of
-// the range's data, src/db/answer-version.ts) and what was asked (range, segment), then the
-// format and the content coding in clear, so the JSON, the CSV and each compression of them
-// have tags of their own, as strong validators must. Two instances of one build on one
-// database give the same tags; nothing in a tag tells anything a 200 would not.
-
-import { createHash } from "node:crypto";
-import type { ContentCoding } from "./compression.ts";
-
-export interface TaggedAnswer {
-  build: string;
-  version: string;
-  monthFrom: string;
-  monthTo: string;
-  segment: string;
-}
-
-/** The state part of the tags of an answer: the same for all its representations. */
-export function answerState(answer: TaggedAnswer): string {
-  const { build, version, monthFrom, monthTo, segment } = answer;
-  return createHash("sha256").update(`${build}\n${version}\n${monthFrom}\n${monthTo}\n${segment}`).digest("base64url").slice(0, 22);
-}
-
-/** The strong ETag of one representation, quotes included. */
-export function entityTag(state: string, format: "json" | "csv", coding: ContentCoding | null): string {
-  return `"${state}-${format}${coding ? `-${coding}` : ""}"`;
-}
+// If-None-Match (RFC 9110 §13.1.2): which of an answer's current ETags (answer-key.ts) a
+// request names.
 
 /** The entity-tags of an If-None-Match list (empty elements allowed), or null when it does not parse. */
 function listedTags(header: string): string[] | null {

@@ -9,11 +9,12 @@
 // and X-Data-Changed-At, when a write last changed the range's data (docs/api.md).
 
 import type { AnswerVersion } from "../db/answer-version.ts";
-import type { ProductCostQuery, ProductCostRead } from "../db/product-costs.ts";
+import type { ProductCostRead } from "../db/product-costs.ts";
 import type { AnswerCache, CachedAnswer } from "./answer-cache.ts";
+import type { AnswerKey } from "./answer-key.ts";
 import { sendOk, type BodySource } from "./body.ts";
 import { chooseEncoding, type ContentCoding } from "./compression.ts";
-import { answerState, entityTag, noneMatchHits } from "./entity-tag.ts";
+import { noneMatchHits } from "./entity-tag.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import type { RequestContext } from "./request-context.ts";
 import { SECURITY_HEADERS } from "./responses.ts";
@@ -56,28 +57,26 @@ export interface AnswerSources {
   budget?: BufferBudget;
 }
 
-export async function answerProductCosts(request: Request, context: RequestContext, query: ProductCostQuery, sources: AnswerSources): Promise<Response> {
+export async function answerProductCosts(request: Request, context: RequestContext, key: AnswerKey, sources: AnswerSources): Promise<Response> {
   const { version, changedAt } = await sources.version();
-  const format = context.format ?? "json";
-  const state = answerState({ build: sources.build, version, ...query });
+  const tag = key.tags(sources.build, version);
   const wanted = chooseEncoding(request.headers.get("accept-encoding"));
   const validators: Record<string, string> = { "cache-control": CACHE_CONTROL, ...(changedAt ? { "x-data-changed-at": changedAt } : {}) };
 
   // The client's copy is current: the representation it would get now, or its identity form
   // (an answer under 1 KiB goes out uncompressed whatever the client accepts).
-  const current = [entityTag(state, format, wanted), ...(wanted ? [entityTag(state, format, null)] : [])];
+  const current = [tag(wanted), ...(wanted ? [tag(null)] : [])];
   const matched = noneMatchHits(request.headers.get("if-none-match"), current);
   if (matched) {
     return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS, ...validators, etag: matched, vary: "Accept, Accept-Encoding" } });
   }
 
-  const headers = { ...answerHeaders(format, query), ...validators };
-  const key = `${format} ${query.monthFrom} ${query.monthTo} ${query.segment}`;
+  const headers = { ...answerHeaders(key), ...validators };
   const cache = sources.cache;
-  let kept = cache?.get(key, version);
+  let kept = cache?.get(key.cached, version);
   let keep: ((answer: CachedAnswer | undefined) => void) | undefined;
   if (!kept && cache) {
-    const turn = cache.join(key, version);
+    const turn = cache.join(key.cached, version);
     if (turn.leader) keep = turn.done;
     else kept = await waitFor(turn.answer, context.signal); // undefined: read it here
   }
@@ -100,7 +99,7 @@ export async function answerProductCosts(request: Request, context: RequestConte
         const done = keep;
         source = keeping(rows, cache!, (body) => {
           // The waiting requests get the kept entry itself: its compressed forms are shared.
-          done(body && cache!.put(key, { version, body, rows: context.rows ?? 0 }));
+          done(body && cache!.put(key.cached, { version, body, rows: context.rows ?? 0 }));
         });
       }
     } catch (err) {
@@ -108,8 +107,8 @@ export async function answerProductCosts(request: Request, context: RequestConte
       throw err;
     }
   }
-  const { response, outcome } = await sendOk(request, headers, source, { signal: context.signal, budget: sources.budget, encoded });
-  response.headers.set("etag", entityTag(state, format, (response.headers.get("content-encoding") as ContentCoding | null) ?? null));
+  const { response, outcome, coding } = await sendOk(headers, source, { wanted, signal: context.signal, budget: sources.budget, encoded });
+  response.headers.set("etag", tag(coding));
   context.body = outcome;
   return response;
 }

@@ -3,7 +3,8 @@
 // answer the refresh rendered for an exact calendar period, as it is. Both carry
 // Vary: Accept, since the same URL has two representations. body.ts sends it.
 
-import type { ProductCostQuery, ProductCostRead, RowBatches } from "../db/product-costs.ts";
+import type { ProductCostRead, RowBatches } from "../db/product-costs.ts";
+import type { AnswerKey } from "./answer-key.ts";
 import type { BodySource } from "./body.ts";
 import type { RequestContext } from "./request-context.ts";
 import { BASE_HEADERS } from "./responses.ts";
@@ -12,12 +13,11 @@ import { encodedRows, JSON_ARRAY, RENDERED_JSON, type RowEncoding } from "./row-
 
 export const CSV_TYPE = "text/csv; charset=utf-8";
 
-/** The headers of the 200 in `format` (chosen from the Accept header). */
-export function answerHeaders(format: "json" | "csv", query: ProductCostQuery): Record<string, string> {
-  if (format === "json") return { ...BASE_HEADERS, vary: "Accept" };
+/** The headers of the 200 of `key` (its format chosen from the Accept header). */
+export function answerHeaders(key: AnswerKey): Record<string, string> {
+  if (key.format === "json") return { ...BASE_HEADERS, vary: "Accept" };
   // The dates are validated YYYY-MM-DD and the segment one of three words: safe in a file name.
-  const filename = `product-costs_${query.monthFrom}_${query.monthTo}_${query.segment}.csv`;
-  return { ...BASE_HEADERS, "content-type": CSV_TYPE, "content-disposition": `attachment; filename="${filename}"`, vary: "Accept" };
+  return { ...BASE_HEADERS, "content-type": CSV_TYPE, "content-disposition": `attachment; filename="${key.fileName}"`, vary: "Accept" };
 }
 
 /** The body of the 200 for `read`: the rendered answer as it is, or the rows in the format already chosen (context.format). */
