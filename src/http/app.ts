@@ -122,10 +122,10 @@ export function createApp(deps: AppDeps) {
           admission.read(context.signal, (signal) =>
             readProductCosts(
               deps.sql,
-              params,
+              key.query,
               {
                 batchSize: deps.batchSize ?? 2000,
-                rendered: context.format === "json",
+                rendered: key.format === "json",
                 firstBatchTimeoutMs: deps.firstBatchTimeoutMs,
                 connectTimeoutMs: deps.connectTimeoutMs,
                 signal,
