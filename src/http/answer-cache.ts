@@ -6,34 +6,47 @@
 // needed. Bounded in bytes, least recently used first; an answer larger than a quarter of
 // the bound is not kept (it would push out everything else). Identical requests arriving
 // while one is being read wait for it instead of reading the database again.
+// An answer is kept as the chunks it was read in, never copied into one buffer: the sockets
+// being served send those very chunks, and a dropped answer is freed with the last of them.
 
-import { promisify } from "node:util";
-import zlib from "node:zlib";
+import { compressor, type ContentCoding } from "./compression.ts";
 import type { AnswerCacheCounts } from "../metrics/service-metrics.ts";
-import { BROTLI_QUALITY, GZIP_LEVEL, type ContentCoding } from "./compression.ts";
 
-const brotli = promisify(zlib.brotliCompress);
-const gzip = promisify(zlib.gzip);
-// The streamed answers' levels (measured in compression.ts's header), paid here once per answer.
-const ENCODERS: Record<ContentCoding, (body: Uint8Array) => Promise<Uint8Array>> = {
-  br: (body) => brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } }),
-  gzip: (body) => gzip(body, { level: GZIP_LEVEL }),
-};
+/** A body held as the chunks it was read or compressed in (in order; never changed). */
+export type Chunks = readonly Uint8Array[];
 
 export interface CachedAnswer {
   readonly version: string;
   /** The body as the client would get it uncompressed. */
-  readonly body: Uint8Array;
+  readonly chunks: Chunks;
   /** Rows in the body, for the log line and metrics. */
   readonly rows: number;
 }
 
-
 interface Entry extends CachedAnswer {
   key: string;
-  encoded: Map<ContentCoding, Promise<Uint8Array>>;
+  encoded: Map<ContentCoding, Promise<Chunks>>;
   /** Bytes held: the body and every variant made so far. */
   size: number;
+}
+
+export const byteLength = (chunks: Chunks) => chunks.reduce((n, c) => n + c.byteLength, 0);
+
+/**
+ * `chunks` compressed by the same compressor, chunk by chunk, as a body streamed from the
+ * database (body.ts): a kept answer's variant has the very bytes its first read sent.
+ */
+async function compressed(chunks: Chunks, coding: ContentCoding): Promise<Chunks> {
+  const z = compressor(coding);
+  const out: Uint8Array[] = [];
+  try {
+    for (const chunk of chunks) out.push(...(await z.write(chunk)));
+    out.push(...(await z.end()));
+    return out;
+  } catch (err) {
+    z.destroy();
+    throw err;
+  }
 }
 
 export interface AnswerCache {
@@ -42,7 +55,7 @@ export interface AnswerCache {
   /** Keeps an answer just read in full: the kept answer (what encoded() takes), or undefined when it is too large to keep. */
   put(key: string, answer: CachedAnswer): CachedAnswer | undefined;
   /** The body compressed with `coding`, made at the first request for it and kept with the answer. */
-  encoded(answer: CachedAnswer, coding: ContentCoding): Promise<Uint8Array>;
+  encoded(answer: CachedAnswer, coding: ContentCoding): Promise<Chunks>;
   /**
    * Coalesces identical requests: the first for (key, version) gets a `done` to call when its
    * read has ended (with the answer it kept, or undefined); the others get a promise of that.
@@ -65,24 +78,23 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
   const counts = { hits: 0, misses: 0, evictions: 0, bytes: 0 };
   const maxEntryBytes = Math.floor(maxBytes / 4);
   let collecting = 0; // bytes of answers being read, reserved to be kept
-  // Bytes kept or dropped since the last garbage collection; see collectGarbage().
-  let churn = 0;
-  const collectGarbage = (bytes: number) => {
-    // An answer dropped (or replaced) is garbage the engine does not hurry to collect: its
-    // heap is small beside these megabytes of buffers. Measured with the mixed load of
-    // tests/bench/repeat-reads.ts, collecting after every eighth of the bound churned keeps
-    // peak RSS about a fifth lower, for a full collection of a small heap now and then.
-    churn += bytes;
-    if (churn < maxBytes / 8) return;
-    churn = 0;
-    Bun.gc(true);
-  };
+  // Bytes dropped since the last full collection; see drop().
+  let dropped = 0;
 
   const drop = (entry: Entry) => {
     if (entries.get(entry.key) !== entry) return;
     entries.delete(entry.key);
     counts.bytes -= entry.size;
-    collectGarbage(entry.size);
+    // A dropped answer's chunks have lived long (the engine's old generation, collected
+    // rarely) and its heap is small beside its megabytes: once an eighth of the bound is
+    // dropped, a full collection. tests/bench/answer-memory.ts, the mixed load at the
+    // defaults: peak RSS 642-734 MB with it, 700-850 MB when the collector is only asked to
+    // run on its own thread (Bun.gc(false)), 967-1009 MB with neither.
+    dropped += entry.size;
+    if (dropped >= maxBytes / 8) {
+      dropped = 0;
+      Bun.gc(true);
+    }
   };
   const makeRoom = (keep?: Entry) => {
     for (const entry of entries.values()) {
@@ -107,10 +119,11 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
       return undefined;
     },
     put(key, answer) {
-      if (maxBytes <= 0 || answer.body.byteLength > maxEntryBytes) return undefined;
+      const size = byteLength(answer.chunks);
+      if (maxBytes <= 0 || size > maxEntryBytes) return undefined;
       const old = entries.get(key);
       if (old) drop(old);
-      const entry: Entry = { ...answer, key, encoded: new Map(), size: answer.body.byteLength };
+      const entry: Entry = { ...answer, key, encoded: new Map(), size };
       entries.set(key, entry);
       counts.bytes += entry.size;
       makeRoom(entry);
@@ -120,13 +133,14 @@ export function createAnswerCache(maxBytes: number): AnswerCache {
       const entry = answer as Entry;
       let variant = entry.encoded.get(coding);
       if (!variant) {
-        variant = ENCODERS[coding](entry.body);
+        variant = compressed(entry.chunks, coding);
         entry.encoded.set(coding, variant);
         void variant.then(
-          (bytes) => {
+          (chunks) => {
             if (entries.get(entry.key) !== entry) return; // dropped meanwhile: nothing to account
-            entry.size += bytes.byteLength;
-            counts.bytes += bytes.byteLength;
+            const bytes = byteLength(chunks);
+            entry.size += bytes;
+            counts.bytes += bytes;
             makeRoom(entry);
           },
           () => entry.encoded.delete(coding),

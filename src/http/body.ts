@@ -1,5 +1,6 @@
 // The one stream every 200 body goes out through. Its source is the answer's identity bytes:
-// chunks read on demand (the rows, encoded), or bytes already whole. On the way it
+// chunks read on demand (the rows, encoded), or chunks already whole (a kept answer, sent as
+// the very chunks the cache holds, never copied). On the way it
 //   - reads ahead of a slow client into the shared budget (read-ahead.ts), so the read ends
 //     and its database connection is freed while the client takes the bytes at its pace;
 //   - compresses (compression.ts) when the client accepts it and the first chunk is 1 KiB;
@@ -12,6 +13,7 @@
 // it stands; the source is then closed (a statement cancelled, the cursor closed).
 
 import { ClientClosedRequestError } from "../failures.ts";
+import type { Chunks } from "./answer-cache.ts";
 import { addVary, compressor, MIN_COMPRESSED_BYTES, type ContentCoding } from "./compression.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 
@@ -25,8 +27,14 @@ export interface BodyOutcome {
   error?: unknown;
 }
 
-/** A 200's identity bytes: chunks pulled as needed (`close` stops the read behind them early), or bytes already whole. */
-export type BodySource = Uint8Array | { chunks: AsyncIterator<Uint8Array>; close(reason: unknown): Promise<void> };
+/** Chunks pulled as needed; `close` stops the read behind them early. */
+export interface ChunkStream {
+  chunks: AsyncIterator<Uint8Array>;
+  close(reason: unknown): Promise<void>;
+}
+
+/** A 200's identity bytes: read as they are sent, or whole already (in chunks). */
+export type BodySource = ChunkStream | { whole: Chunks };
 
 export interface SendOptions {
   /** The coding the client's Accept-Encoding prefers (compression.ts), null for identity. */
@@ -36,7 +44,7 @@ export interface SendOptions {
   /** Memory to read ahead into; none: read at the client's pace. */
   budget?: BufferBudget;
   /** For bytes already whole: the same bytes compressed, made (once) elsewhere (the answer cache). */
-  encoded?: (coding: ContentCoding) => Promise<Uint8Array>;
+  encoded?: (coding: ContentCoding) => Promise<Chunks>;
 }
 
 /** The 200 with `headers` and the body of `source`, the coding it goes out in, and how that body ends. */
@@ -48,23 +56,28 @@ export async function sendOk(
   const h = new Headers(headers);
   addVary(h, "Accept-Encoding");
   // The first chunk is the first batch, already in memory: reading it waits for nothing.
-  const first = source instanceof Uint8Array ? source : (await source.chunks.next()).value;
+  const first = "whole" in source ? source.whole[0] : (await source.chunks.next()).value;
   const coding = options.wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? options.wanted : null;
   if (coding) h.set("content-encoding", coding);
-  if (coding && options.encoded && source instanceof Uint8Array) {
-    const { body, outcome } = bodyStream(await options.encoded(coding), undefined, null, options);
-    return { response: new Response(body, { status: 200, headers: h }), coding, outcome };
+  let sent: { body: ReadableStream<Uint8Array>; outcome: Promise<BodyOutcome> };
+  if ("whole" in source) {
+    // In memory already: nothing to read ahead, so no share of the read-ahead budget.
+    const whole = coding && options.encoded ? await options.encoded(coding) : source.whole;
+    sent = bodyStream(undefined, inMemory(whole), coding && !options.encoded ? coding : null, { ...options, budget: undefined });
+  } else {
+    sent = bodyStream(first, source, coding, options);
   }
-  const { body, outcome } = bodyStream(first, source instanceof Uint8Array ? undefined : source, coding, options);
-  return { response: new Response(body, { status: 200, headers: h }), coding, outcome };
+  return { response: new Response(sent.body, { status: 200, headers: h }), coding, outcome: sent.outcome };
 }
 
-function bodyStream(
-  first: Uint8Array | undefined,
-  rest: Exclude<BodySource, Uint8Array> | undefined,
-  coding: "br" | "gzip" | null,
-  { signal, budget }: SendOptions,
-) {
+/** Chunks already in memory as a stream of them (the same objects: nothing is copied). */
+function inMemory(chunks: Chunks): ChunkStream {
+  let i = 0;
+  const next = async (): Promise<IteratorResult<Uint8Array>> => (i < chunks.length ? { done: false, value: chunks[i++]! } : { done: true, value: undefined });
+  return { chunks: { next }, close: async () => {} };
+}
+
+function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined, coding: "br" | "gzip" | null, { signal, budget }: SendOptions) {
   const z = coding ? compressor(coding) : undefined;
   const ahead = budget !== undefined && budget.maxBytes > 0;
   const ownMax = ahead ? budget.maxBytes / 4 : 0;

@@ -10,9 +10,9 @@
 
 import type { AnswerVersion } from "../db/answer-version.ts";
 import type { ProductCostRead } from "../db/product-costs.ts";
-import type { AnswerCache, CachedAnswer } from "./answer-cache.ts";
+import type { AnswerCache, CachedAnswer, Chunks } from "./answer-cache.ts";
 import type { AnswerKey } from "./answer-key.ts";
-import { sendOk, type BodySource } from "./body.ts";
+import { sendOk, type BodySource, type ChunkStream } from "./body.ts";
 import { chooseEncoding, type ContentCoding } from "./compression.ts";
 import { noneMatchHits } from "./entity-tag.ts";
 import type { BufferBudget } from "./read-ahead.ts";
@@ -82,11 +82,11 @@ export async function answerProductCosts(request: Request, context: RequestConte
   }
 
   let source: BodySource;
-  let encoded: ((coding: ContentCoding) => Promise<Uint8Array>) | undefined;
+  let encoded: ((coding: ContentCoding) => Promise<Chunks>) | undefined;
   if (kept) {
     const answer = kept;
     context.rows = answer.rows;
-    source = answer.body;
+    source = { whole: answer.chunks };
     encoded = (coding) => cache!.encoded(answer, coding);
   } else {
     try {
@@ -97,9 +97,9 @@ export async function answerProductCosts(request: Request, context: RequestConte
       source = rows;
       if (keep) {
         const done = keep;
-        source = keeping(rows, cache!, (body) => {
+        source = keeping(rows, cache!, (chunks) => {
           // The waiting requests get the kept entry itself: its compressed forms are shared.
-          done(body && cache!.put(key.cached, { version, body, rows: context.rows ?? 0 }));
+          done(chunks && cache!.put(key.cached, { version, chunks, rows: context.rows ?? 0 }));
         });
       }
     } catch (err) {
@@ -114,12 +114,12 @@ export async function answerProductCosts(request: Request, context: RequestConte
 }
 
 /**
- * `source` as it is, its bytes also collected: `end` gets them once the source is read to
- * its end, undefined otherwise (a failure, a client gone, or no room: the cache bounds the
- * bytes of all answers being collected), so that the requests waiting for them read for
- * themselves.
+ * `source` as it is, its chunks also collected (the same objects, not copies): `end` gets them
+ * once the source is read to its end, undefined otherwise (a failure, a client gone, or no
+ * room: the cache bounds the bytes of all answers being collected), so that the requests
+ * waiting for them read for themselves.
  */
-function keeping(source: Exclude<BodySource, Uint8Array>, cache: AnswerCache, end: (body: Uint8Array | undefined) => void): BodySource {
+function keeping(source: ChunkStream, cache: AnswerCache, end: (chunks: Chunks | undefined) => void): ChunkStream {
   async function* chunks(): AsyncGenerator<Uint8Array> {
     const parts: Uint8Array[] = [];
     let held = 0; // reserved in the cache for `parts`
@@ -142,9 +142,8 @@ function keeping(source: Exclude<BodySource, Uint8Array>, cache: AnswerCache, en
         yield next.value;
       }
     } finally {
-      const body = whole && collecting ? Buffer.concat(parts) : undefined;
       cache.release(held);
-      end(body);
+      end(whole && collecting ? parts : undefined);
     }
   }
   return { chunks: chunks(), close: (reason) => source.close(reason) };

@@ -5,7 +5,7 @@
 
 import type { ProductCostRead, RowBatches } from "../db/product-costs.ts";
 import type { AnswerKey } from "./answer-key.ts";
-import type { BodySource } from "./body.ts";
+import type { ChunkStream } from "./body.ts";
 import type { RequestContext } from "./request-context.ts";
 import { BASE_HEADERS } from "./responses.ts";
 import { CSV_TABLE } from "./row-csv.ts";
@@ -21,11 +21,11 @@ export function answerHeaders(key: AnswerKey): Record<string, string> {
 }
 
 /** The body of the 200 for `read`: the rendered answer as it is, or the rows in the format already chosen (context.format). */
-export function rowsSource(read: ProductCostRead, context: RequestContext): Exclude<BodySource, Uint8Array> {
+export function rowsSource(read: ProductCostRead, context: RequestContext): ChunkStream {
   if (read.kind === "rendered") return rowSource(read.batches, context, RENDERED_JSON);
   return context.format === "csv" ? rowSource(read.batches, context, CSV_TABLE) : rowSource(read.batches, context, JSON_ARRAY);
 }
 
-function rowSource<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): Exclude<BodySource, Uint8Array> {
+function rowSource<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): ChunkStream {
   return { chunks: encodedRows(batches, context, encoding), close: (reason) => batches.close(reason) };
 }

@@ -168,6 +168,24 @@ describeBackends("conditional reads on $name", (backend) => {
     expect(scraped).toMatch(/product_cost_export_answer_cache_hits_total 9\n/);
   });
 
+  test("one ETag, one byte sequence: a kept answer's gzip and br are the bytes its first read streamed", async () => {
+    // Small batches: the answer is read, kept and compressed in many chunks.
+    const cached = testApp(db.service, { build: BUILD, answerCache: createAnswerCache(64 * 2 ** 20), batchSize: 7 });
+    const plain = testApp(db.service, { build: BUILD, batchSize: 7 });
+    const path = JAN + "&segment=all";
+    for (const coding of ["gzip", "br"]) {
+      const raw = async (app: typeof plain) => {
+        const res = await app.get(path, { ...auth, "accept-encoding": coding });
+        expect(res.headers.get("content-encoding")).toBe(coding);
+        return { etag: res.headers.get("etag"), body: Buffer.from(await res.arrayBuffer()) };
+      };
+      const [streamed, miss, hit] = [await raw(plain), await raw(cached), await raw(cached)];
+      expect([miss.etag, hit.etag]).toEqual([streamed.etag, streamed.etag]);
+      expect(miss.body.equals(streamed.body)).toBe(true);
+      expect(hit.body.equals(streamed.body)).toBe(true);
+    }
+  });
+
   test("identical requests arriving together make one database read (compressed or not)", async () => {
     const app = testApp(db.service, { build: BUILD, answerCache: createAnswerCache(64 * 2 ** 20) });
     const path = JAN + "&segment=all"; // over 1 KiB: compressed when asked
