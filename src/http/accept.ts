@@ -1,7 +1,9 @@
 // Chooses the body format of a 200 from the Accept header. JSON is what the specification
 // promises, so it is the answer for a missing, wildcard, unknown or malformed header and for
-// a tie; CSV only when the caller names text/csv and ranks it above every range that
-// covers application/json. Never 406: a client that sends an odd Accept still gets JSON.
+// a tie; CSV only when text/csv ranks above application/json, each weighed by the most
+// specific range that matches it (RFC 9110 §12.5.1: text/* counts for text/csv), and that
+// range names text (text/csv or text/*): */* alone says nothing of CSV, so a client that
+// never mentions text keeps getting JSON. Never 406: an odd Accept still gets JSON.
 
 import { TOKEN, weightedList } from "./weighted-list.ts";
 
@@ -22,8 +24,11 @@ function parseRanges(header: string): MediaRange[] {
   });
 }
 
-/** The q of the most specific range matching type/subtype (RFC 9110 §12.5.1), 0 if none matches. */
-function qualityOf(ranges: readonly MediaRange[], type: string, subtype: string): number {
+/**
+ * The q of the most specific range matching type/subtype (RFC 9110 §12.5.1), 0 if none
+ * matches, and whether that range names the type (type/subtype or type/*, not the full wildcard).
+ */
+function qualityOf(ranges: readonly MediaRange[], type: string, subtype: string): { q: number; namesType: boolean } {
   let best = -1;
   let q = 0;
   for (const r of ranges) {
@@ -34,13 +39,12 @@ function qualityOf(ranges: readonly MediaRange[], type: string, subtype: string)
       q = r.q;
     }
   }
-  return q;
+  return { q, namesType: best > 0 };
 }
 
 export function preferredRowFormat(accept: string | null): RowFormat {
   if (!accept) return "json";
   const ranges = parseRanges(accept);
-  const namesCsv = ranges.some((r) => r.type === "text" && r.subtype === "csv" && r.q > 0);
-  if (!namesCsv) return "json";
-  return qualityOf(ranges, "text", "csv") > qualityOf(ranges, "application", "json") ? "csv" : "json";
+  const csv = qualityOf(ranges, "text", "csv");
+  return csv.namesType && csv.q > qualityOf(ranges, "application", "json").q ? "csv" : "json";
 }

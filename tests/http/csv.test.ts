@@ -65,8 +65,17 @@ describeBackends("CSV output on $name", (backend) => {
     expect(await (await small.get(JAN, CSV)).text()).toBe(JANUARY_NORMAL_CSV);
   });
 
-  test("JSON stays the default: no Accept, */*, a browser's Accept, or a tie with application/json", async () => {
-    for (const accept of [undefined, "*/*", "text/html,application/xhtml+xml,*/*;q=0.8", "text/csv, application/json"]) {
+  test("text/* ranked above JSON answers CSV (RFC 9110 §12.5.1: text/csv takes the q of the most specific range naming it)", async () => {
+    const res = await app.get(JAN, { authorization: `Bearer ${KEY}`, accept: "text/*;q=0.9, application/json;q=0.5" });
+    expect({ status: res.status, type: res.headers.get("content-type"), body: await res.text() }).toEqual({
+      status: 200,
+      type: "text/csv; charset=utf-8",
+      body: JANUARY_NORMAL_CSV,
+    });
+  });
+
+  test("JSON stays the default: no Accept, */*, a browser's Accept, a tie with application/json, */* alone above it", async () => {
+    for (const accept of [undefined, "*/*", "text/html,application/xhtml+xml,*/*;q=0.8", "text/csv, application/json", "text/*, */*", "application/json;q=0.5, */*"]) {
       const headers: Record<string, string> = { authorization: `Bearer ${KEY}` };
       if (accept) headers.accept = accept;
       const res = await app.get(JAN, headers);

@@ -1,14 +1,25 @@
 import { describe, expect, test } from "bun:test";
 import { preferredRowFormat } from "../../src/http/accept.ts";
 
-describe("the Accept header picks CSV only when text/csv is explicitly preferred", () => {
+describe("the Accept header picks CSV only when a range naming text (text/csv or text/*) ranks it above JSON", () => {
   test.each([
     [null, "json"],
     ["", "json"],
     ["*/*", "json"],
     ["application/json", "json"],
     ["text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "json"],
-    ["text/*", "json"],
+    ["text/*", "csv"],
+    ["text/*;q=0.9, application/json;q=0.5", "csv"],
+    ["application/json;q=0.5, TEXT/*;q=0.9", "csv"],
+    ["text/*, */*", "json"],
+    ["text/*;q=0.8, */*;q=0.8", "json"],
+    ["text/*;q=0.8, application/json;q=0.8", "json"],
+    ["text/*;q=0.5, */*;q=0.6", "json"],
+    ["text/*;q=0, text/csv", "csv"],
+    ["text/csv;q=0, text/*", "json"],
+    ["text/*;q=0, */*", "json"],
+    ["application/json;q=0.5, */*", "json"],
+    ["application/*;q=0.1, */*", "json"],
     ["text/plain", "json"],
     ["garbage", "json"],
     ["text/csv", "csv"],
