@@ -98,6 +98,7 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
       const failure = classify(err);
       response = detailResponse(failure.status, failure.detail, { ...failure.headers, "x-request-id": context.id, ...headers });
     }
+    if (arrived.method === "HEAD") completeHeadAnswer(response);
     const ended = context.body ?? Promise.resolve<BodyOutcome>({ end: "complete", bytes: request.method === "HEAD" ? 0 : bodyBytesOf(response) });
     const sent = response.status;
     void ended.then((outcome) => {
@@ -114,6 +115,15 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
     });
     return response;
   };
+}
+
+/**
+ * What a HEAD answer lacks next to its GET's, on the wire. Bun 1.4.5 writes its Date header
+ * on GET answers only (RFC 9110 §6.6.1 wants one on every answer of a server with a clock):
+ * set here, once, when the answer has none (Bun adds none to an answer that has one).
+ */
+function completeHeadAnswer(response: Response): void {
+  if (!response.headers.has("date")) response.headers.set("date", new Date().toUTCString());
 }
 
 /**
