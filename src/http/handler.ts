@@ -120,10 +120,13 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
 /**
  * What a HEAD answer lacks next to its GET's, on the wire. Bun 1.4.5 writes its Date header
  * on GET answers only (RFC 9110 §6.6.1 wants one on every answer of a server with a clock):
- * set here, once, when the answer has none (Bun adds none to an answer that has one).
+ * set here, once, when the answer has none (Bun adds none to an answer that has one). And
+ * Elysia answers HEAD with the Content-Length of the body its GET handler returned, 0 for a
+ * 304, where §8.6 allows only the 200's length: a 304 goes without one, as its GET does.
  */
 function completeHeadAnswer(response: Response): void {
   if (!response.headers.has("date")) response.headers.set("date", new Date().toUTCString());
+  if (response.status === 304) response.headers.delete("content-length");
 }
 
 /**

@@ -1,7 +1,8 @@
 // HEAD as a client sees it on the socket (in process, fetch() would not show what Bun
 // writes): every HEAD answer carries the head its GET would (RFC 9110 §9.3.2), Date
 // included (§6.6.1: Bun 1.4.5 writes Date on GET answers but not on HEAD ones, so the
-// service sets it).
+// service sets it); and a 304 to HEAD carries no Content-Length (§8.6: Elysia's HEAD
+// route put `content-length: 0` there, the length of the 304's empty body, not the 200's).
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { KEY, ring, testApp } from "../support/app.ts";
@@ -62,5 +63,20 @@ describeBackends("HEAD on the wire on $name", (backend) => {
     expect({ status: head.status, names: names(head), body: head.body }).toEqual({ status, names: names(get), body: "" });
     expect(field(head, "date")).toHaveLength(1);
     expect(field(head, "date")[0]).toMatch(IMF_FIXDATE);
+  });
+
+  test("a 304 to HEAD: the GET's 304 header fields, one Date, and no Content-Length", async () => {
+    const etag = field(await exchange(server.port, "GET", JAN, auth), "etag")[0]!;
+    const get = await exchange(server.port, "GET", JAN, { ...auth, "if-none-match": etag });
+    const head = await exchange(server.port, "HEAD", JAN, { ...auth, "if-none-match": etag });
+    expect(get.status).toBe("HTTP/1.1 304 Not Modified");
+    expect({ status: head.status, names: head.fields.map(([n]) => n).sort(), body: head.body }).toEqual({
+      status: "HTTP/1.1 304 Not Modified",
+      names: get.fields.map(([n]) => n).sort(),
+      body: "",
+    });
+    expect(field(head, "content-length")).toEqual([]);
+    expect(field(head, "date")).toHaveLength(1);
+    expect(field(head, "etag")).toEqual([etag]);
   });
 });
