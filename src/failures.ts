@@ -30,6 +30,8 @@ export class ApiError extends Error {
 export const NOT_CONFIGURED = () => new ApiError(503, "EXTERNAL_API_NOT_CONFIGURED");
 export const INVALID_API_KEY = () => new ApiError(401, "INVALID_API_KEY");
 export const INVALID_MONTH_RANGE = () => new ApiError(400, "INVALID_MONTH_RANGE");
+/** If-Match named no current representation (RFC 9110 §13.1.1); a protocol error, so its reason phrase, as Starlette's 404 and 405. */
+export const PRECONDITION_FAILED = () => new ApiError(412, "Precondition Failed");
 export const OVERLOADED = (retryAfterSeconds: number) => new ApiError(503, "OVERLOADED", { "retry-after": String(retryAfterSeconds) });
 export const RATE_LIMITED = (retryAfterSeconds: number) => new ApiError(429, "RATE_LIMITED", { "retry-after": String(retryAfterSeconds) });
 

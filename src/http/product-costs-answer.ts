@@ -1,5 +1,7 @@
 // The answer of GET /external/v1/product-costs once the request is checked (app.ts). The
-// answer's version comes first (src/db/answer-version.ts: a few small reads), then:
+// answer's version comes first (src/db/answer-version.ts: a few small reads), then, in
+// RFC 9110 §13.2.2's order:
+//   If-Match names no current ETag         → 412 Precondition Failed, no row read;
 //   If-None-Match names the current ETag  → 304 Not Modified, no row read;
 //   the answer cache holds this version    → its bytes (each compression made once);
 //   otherwise the database read, streamed (body.ts), its bytes kept for the next request;
@@ -14,7 +16,8 @@ import type { AnswerCache, CachedAnswer, Chunks } from "./answer-cache.ts";
 import type { AnswerKey } from "./answer-key.ts";
 import { sendOk, type BodySource, type ChunkStream } from "./body.ts";
 import { chooseEncoding, type ContentCoding } from "./compression.ts";
-import { noneMatchHits } from "./entity-tag.ts";
+import { matchHolds, noneMatchHits } from "./entity-tag.ts";
+import { PRECONDITION_FAILED } from "../failures.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import type { RequestContext } from "./request-context.ts";
 import { SECURITY_HEADERS } from "./responses.ts";
@@ -66,6 +69,7 @@ export async function answerProductCosts(request: Request, context: RequestConte
   // The client's copy is current: the representation it would get now, or its identity form
   // (an answer under 1 KiB goes out uncompressed whatever the client accepts).
   const current = [tag(wanted), ...(wanted ? [tag(null)] : [])];
+  if (!matchHolds(request.headers.get("if-match"), current)) throw PRECONDITION_FAILED();
   const matched = noneMatchHits(request.headers.get("if-none-match"), current);
   if (matched) {
     return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS, ...validators, etag: matched, vary: "Accept, Accept-Encoding" } });

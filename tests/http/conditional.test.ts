@@ -1,4 +1,4 @@
-// ETags, If-None-Match, HEAD and the answer cache (docs/api.md, "Caching and conditional
+// ETags, If-None-Match, If-Match, HEAD and the answer cache (docs/api.md, "Caching and conditional
 // requests"), on both backends: one tag per representation and state; a 304 only for the
 // current state and only after every check a 200 would pass; writes in a range change its
 // tag, writes elsewhere and refreshes do not; cached bytes are the uncached bytes and the
@@ -65,6 +65,51 @@ describeBackends("conditional reads on $name", (backend) => {
     for (const [path, headers, status, body] of cases) {
       const res = await app.get(path, { ...headers, "if-none-match": etag! });
       expect([res.status, await res.text(), res.headers.get("etag")]).toEqual([status, body, null]);
+    }
+  });
+
+  test("If-Match that names no current representation is 412 Precondition Failed (RFC 9110 §13.1.1), with the error headers and no row read", async () => {
+    const app = testApp(db.service, { build: BUILD });
+    const { etag } = await read(app, JAN);
+    const reversed = await app.get("/external/v1/product-costs?month_from=2024-02-01&month_to=2024-01-01", auth);
+    await reversed.text();
+    const errorHeaders = (res: Response) => [...res.headers].filter(([n]) => n !== "x-request-id");
+    // Strong comparison: a weak tag never matches; another representation's tag does not either.
+    for (const im of ['"nope"', `W/${etag}`, etag!.replace('-json"', '-csv"'), `"nope", W/${etag}`, "nope", ""]) {
+      const res = await app.get(JAN, { ...auth, "accept-encoding": "identity", "if-match": im });
+      expect({ im, status: res.status, body: await res.text() }).toEqual({ im, status: 412, body: '{"detail":"Precondition Failed"}' });
+      expect(errorHeaders(res)).toEqual(errorHeaders(reversed));
+    }
+    const logged = app.logs.filter((l) => l.msg === "request");
+    expect(logged.at(-1)).toMatchObject({ status: 412 });
+    expect(logged.at(-1)!.first_rows_ms).toBeUndefined();
+    // HEAD: the same status, no body.
+    const head = await app.handle(new Request(`http://localhost${JAN}`, { method: "HEAD", headers: { ...auth, "if-match": '"nope"' } }));
+    expect(head.status).toBe(412);
+  });
+
+  test("If-Match with the current tag, in a list, or *, is answered as without it; it is evaluated before If-None-Match", async () => {
+    const app = testApp(db.service, { build: BUILD });
+    const plain = await read(app, JAN);
+    for (const im of [plain.etag!, `"nope", ${plain.etag}`, "*"]) {
+      const res = await read(app, JAN, { "if-match": im });
+      expect({ im, status: res.status, etag: res.etag, body: text(res.body) }).toEqual({ im, status: 200, etag: plain.etag, body: text(plain.body) });
+    }
+    expect((await read(app, JAN, { "if-match": plain.etag!, "if-none-match": plain.etag! })).status).toBe(304);
+    const both = await read(app, JAN, { "if-match": '"nope"', "if-none-match": plain.etag! });
+    expect([both.status, text(both.body)]).toEqual([412, '{"detail":"Precondition Failed"}']);
+  });
+
+  test("every check a 200 passes comes before If-Match: no key 401, a bad query 422, a reversed range 400", async () => {
+    const app = testApp(db.service, { build: BUILD });
+    const cases: [string, Record<string, string>, number, string][] = [
+      [JAN, {}, 401, '{"detail":"INVALID_API_KEY"}'],
+      ["/external/v1/product-costs?month_from=2024-01-01", auth, 422, '{"detail":[{"type":"missing","loc":["query","month_to"],"msg":"Field required","input":null}]}'],
+      ["/external/v1/product-costs?month_from=2024-02-01&month_to=2024-01-01", auth, 400, '{"detail":"INVALID_MONTH_RANGE"}'],
+    ];
+    for (const [path, headers, status, body] of cases) {
+      const res = await app.get(path, { ...headers, "if-match": '"nope"' });
+      expect([res.status, await res.text()]).toEqual([status, body]);
     }
   });
 

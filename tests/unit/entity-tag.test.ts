@@ -1,8 +1,8 @@
 // If-None-Match (src/http/entity-tag.ts): RFC 9110 §13.1.2's weak comparison over lists,
-// `*`, W/ and malformed headers. The tags themselves: answer-key.test.ts.
+// `*`, W/ and malformed headers; If-Match: §13.1.1's strong comparison. The tags themselves: answer-key.test.ts.
 
 import { describe, expect, test } from "bun:test";
-import { noneMatchHits } from "../../src/http/entity-tag.ts";
+import { matchHolds, noneMatchHits } from "../../src/http/entity-tag.ts";
 
 describe("If-None-Match", () => {
   const current = ['"s-json-br"', '"s-json"'];
@@ -38,5 +38,26 @@ describe("If-None-Match", () => {
 
   test("a comma inside a tag is part of the tag", () => {
     expect(noneMatchHits('"a,b", "c"', ['"a,b"'])).toBe('"a,b"');
+  });
+});
+
+describe("If-Match", () => {
+  const current = ['"s-json-br"', '"s-json"'];
+  test.each([[null], ['"s-json"'], ['"s-json-br"'], ['"other", "s-json"'], [',, "s-json" ,'], ["*"], [" * "]])("%p holds", (header) => {
+    expect(matchHolds(header, current)).toBe(true);
+  });
+
+  test.each([
+    ['"other"'],
+    ['W/"s-json"'], // strong comparison: a weak tag never matches
+    ['"other", W/"s-json-br"'],
+    ['"s-json-gzip"'],
+    ['"s-csv"'],
+    ["s-json"], // malformed: names nothing, so it cannot hold
+    ['"s-json'],
+    ['"s-json" x'],
+    [""],
+  ])("%s does not hold", (header) => {
+    expect(matchHolds(header, current)).toBe(false);
   });
 });
