@@ -1,6 +1,7 @@
 // What SIGHUP does: re-read the API keys from every source, so a key can be added or
 // removed without a restart (requests in flight keep the key they were admitted with).
-// A key source that cannot be read keeps the previous keys active and logs why.
+// A key source that cannot be read, or a key file that holds no key (an editor's truncated
+// save looks just like that), keeps the previous keys active and logs why.
 //
 // The TLS certificate cannot be swapped the same way: Bun's server.reload() accepts `tls`
 // but ignores it (documented: only fetch/error/routes/websocket are updated), and there is
@@ -43,7 +44,7 @@ export function reloadOnSighup(deps: ReloadDeps): void {
   const { config, logger } = deps;
   try {
     const before = new Set(deps.keys().fingerprints);
-    const keys = loadKeyRing(config);
+    const keys = loadKeyRing(config, { refuseKeylessFiles: true });
     deps.setKeys(keys);
     // Counts, never lists: a file of 100,000 keys must not make a megabyte log line.
     const added = keys.fingerprints.filter((f) => !before.has(f)).length;

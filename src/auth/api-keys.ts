@@ -133,8 +133,13 @@ export interface KeySources {
  * Reads every configured key source: PRODUCT_COST_API_KEYS, PRODUCT_COST_API_KEYS_FILE and the
  * systemd credential file. Called at start and again on SIGHUP. An unreadable file is a
  * ConfigError (at start: exit 2; on SIGHUP: the old keys stay active).
+ *
+ * `refuseKeylessFiles` (the reload): a readable file with no key is a ConfigError too. An
+ * editor's truncated save looks exactly like that, and taking it would revoke every key of
+ * the file at once; a start still takes it (no key: every API request answers 503), so that
+ * revoking every key stays possible, by a restart the operator chooses.
  */
-export function loadKeyRing(sources: KeySources): ApiKeyRing {
+export function loadKeyRing(sources: KeySources, { refuseKeylessFiles = false } = {}): ApiKeyRing {
   const entries: KeyEntry[] = [];
   if (sources.apiKeys) {
     sources.apiKeys.split(",").forEach((part, i) => {
@@ -159,6 +164,11 @@ export function loadKeyRing(sources: KeySources): ApiKeyRing {
       throw new ConfigError(`cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
     const fromFile = parseKeyFile(text, file);
+    if (refuseKeylessFiles && fromFile.length === 0) {
+      throw new ConfigError(
+        `API key file ${file} holds no key (empty, or comments only: a truncated save?); to revoke every key, stop the service, or empty the file and restart it`,
+      );
+    }
     entries.push(...fromFile);
     // Plain keys readable by others are secrets in the open; a file of digests is not.
     if ((mode & 0o077) !== 0 && fromFile.some((e) => !DIGEST_PREFIX.test(e.value))) {

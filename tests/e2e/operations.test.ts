@@ -136,7 +136,7 @@ describe("API keys", () => {
     }
   });
 
-  test("a key file that cannot be read on SIGHUP keeps the active keys, and the log says why", async () => {
+  test("a key file that cannot be read, or holds no key, on SIGHUP keeps the active keys, and the log says why", async () => {
     const KEY = "unreadable-later-key-77d0";
     const file = join(work, "vanishing-keys");
     writeFileSync(file, `${KEY}\n`);
@@ -156,6 +156,18 @@ describe("API keys", () => {
       expect(
         await server.waitForLine((l) => l.msg === "api keys not reloaded, the previous keys stay active" && String(l.error).includes("line 1")),
       ).toMatchObject({ error: `${file} line 1: a sha256: entry must be followed by 64 hex digits` });
+      expect((await get(server, JAN, KEY)).status).toBe(200);
+
+      // A readable file with no key: an editor's truncated save looks just like it.
+      writeFileSync(file, "");
+      server.proc.kill("SIGHUP");
+      expect(
+        await server.waitForLine((l) => l.msg === "api keys not reloaded, the previous keys stay active" && String(l.error).includes("holds no key")),
+      ).toMatchObject({
+        level: "error",
+        error: `API key file ${file} holds no key (empty, or comments only: a truncated save?); to revoke every key, stop the service, or empty the file and restart it`,
+        error_type: "ConfigError",
+      });
       expect((await get(server, JAN, KEY)).status).toBe(200);
       expect(server.lines.some((l) => l.msg === "api keys reloaded")).toBe(false);
       expect(everything(server)).not.toContain(KEY);

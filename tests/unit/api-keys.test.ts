@@ -1,9 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildKeyRing, loadKeyRing, parseKeyFile, sha256Hex } from "../../src/auth/api-keys.ts";
-import { ConfigError } from "../../src/config.ts";
+import { buildKeyRing, loadKeyRing, parseKeyFile, sha256Hex, type ApiKeyRing } from "../../src/auth/api-keys.ts";
+import { ConfigError, type Config } from "../../src/config.ts";
+import { reloadOnSighup } from "../../src/reload.ts";
+import { memoryLogger } from "../support/memory-logger.ts";
 
 const entry = (value: string) => ({ value, source: "test" });
 
@@ -117,5 +119,65 @@ describe("API key ring", () => {
     expect(() => loadKeyRing({ apiKeys: undefined, apiKeysFile: "/nonexistent/k", credentialsDirectory: undefined })).toThrow(
       new ConfigError("cannot read API key file /nonexistent/k: ENOENT"),
     );
+  });
+});
+
+describe("SIGHUP's reload of the keys", () => {
+  /** The keys after a start on `first` and a reload on `then` (the key file's content, or null: the file gone), and what the reload logged. */
+  function reload(first: string, then: string | null, apiKeys?: string) {
+    const file = join(mkdtempSync(join(tmpdir(), "pce-reload-")), "api-keys");
+    writeFileSync(file, first, { mode: 0o600 });
+    const config = { apiKeys, apiKeysFile: file, credentialsDirectory: undefined } as Config;
+    let keys: ApiKeyRing = loadKeyRing(config);
+    if (then === null) rmSync(file);
+    else writeFileSync(file, then);
+    const logger = memoryLogger();
+    reloadOnSighup({ config, logger, tlsServed: undefined, keys: () => keys, setKeys: (next) => (keys = next) });
+    return { keys, file, lines: logger.lines.map(({ time: _, ...l }) => l) };
+  }
+  const KEYS = "first-key-0123456789\nsecond-key-0123456789\n";
+
+  test.each([
+    ["empty (a truncated save)", ""],
+    ["blank lines only", "\n  \n\r\n"],
+    ["comments only", "# every key went\n\n# here\n"],
+    ["a byte order mark only", "\ufeff"],
+  ])("a readable key file with no key, %s: the previous keys stay active and the log says why, at error", (_, text) => {
+    const { keys, file, lines } = reload(KEYS, text);
+    expect(["first-key-0123456789", "second-key-0123456789"].map((k) => keys.match(k) !== null)).toEqual([true, true]);
+    expect(lines).toEqual([
+      {
+        level: "error",
+        msg: "api keys not reloaded, the previous keys stay active",
+        error: `API key file ${file} holds no key (empty, or comments only: a truncated save?); to revoke every key, stop the service, or empty the file and restart it`,
+        error_type: "ConfigError",
+      },
+    ]);
+  });
+
+  test("the same with keys from PRODUCT_COST_API_KEYS beside it: the file's keys are not dropped", () => {
+    const { keys, lines } = reload(KEYS, "", "env-key-0123456789abc");
+    expect(keys.size).toBe(3);
+    expect(lines.map((l) => l.msg)).toEqual(["api keys not reloaded, the previous keys stay active"]);
+  });
+
+  test("a file that cannot be read: the same, with its own cause", () => {
+    const { keys, file, lines } = reload(KEYS, null);
+    expect(keys.size).toBe(2);
+    expect(lines).toEqual([
+      { level: "error", msg: "api keys not reloaded, the previous keys stay active", error: `cannot read API key file ${file}: ENOENT`, error_type: "ConfigError" },
+    ]);
+  });
+
+  test("a file with one key left replaces the keys, as before", () => {
+    const { keys, lines } = reload(KEYS, "second-key-0123456789\n");
+    expect([keys.size, keys.match("first-key-0123456789"), keys.match("second-key-0123456789") !== null]).toEqual([1, null, true]);
+    expect(lines).toEqual([{ level: "info", msg: "api keys reloaded", api_keys: 1, added: 0, removed: 1 }]);
+  });
+
+  test("at start an empty key file is still accepted: no key, every API request answers 503 (the way to revoke every key)", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "pce-start-")), "api-keys");
+    writeFileSync(file, "");
+    expect(loadKeyRing({ apiKeys: undefined, apiKeysFile: file, credentialsDirectory: undefined }).size).toBe(0);
   });
 });
