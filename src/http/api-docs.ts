@@ -14,6 +14,7 @@ import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: 
 import swaggerUiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { VERSION } from "../version.ts";
 import { CSV_HEADER } from "./row-csv.ts";
+import { PRODUCT_COSTS_PATH } from "./routes.ts";
 import { DetailCode, ProductCostRow, ValidationErrorBody, ValidationErrorItem } from "./schemas.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -24,20 +25,56 @@ export const DOCS_ASSETS: Readonly<Record<string, { file: string; type: string }
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const REQUEST_ID = {
+/** A response header as the document describes it. */
+type Header = { description: string; required?: boolean; schema: { type: "string" | "integer"; enum?: string[]; format?: string; example?: string } };
+const REQUEST_ID: Record<string, Header> = {
   "X-Request-Id": {
     description: "The request's id: the caller's X-Request-Id when it is 1-128 of [A-Za-z0-9._:-], else a generated UUID. Also in the log line.",
-    schema: { type: "string" } as const,
+    schema: { type: "string" },
   },
 };
-const RETRY_AFTER = {
+/** What every error says besides its body: errors are never kept. */
+const ERROR_HEADERS: Record<string, Header> = {
   ...REQUEST_ID,
-  "Retry-After": { description: "Seconds to wait before trying again (with RATE_LIMITED, OVERLOADED and DATABASE_UNAVAILABLE).", schema: { type: "integer" } as const },
+  "Cache-Control": { description: "no-store: an error is never kept by a cache.", schema: { type: "string", enum: ["no-store"] } },
+};
+const RETRY_AFTER: Record<string, Header> = {
+  ...ERROR_HEADERS,
+  "Retry-After": { description: "Seconds to wait before trying again (with RATE_LIMITED, OVERLOADED and DATABASE_UNAVAILABLE).", schema: { type: "integer" } },
 };
 
 /** An error status: every error body is JSON. */
-const error = (description: string, schema: object, headers: typeof REQUEST_ID = REQUEST_ID) =>
+const error = (description: string, schema: object, headers: Record<string, Header> = ERROR_HEADERS) =>
   ({ description, headers, content: { "application/json": { schema } } });
+
+// What the 200 and the 304 say about the answer, so that a client can keep it and ask again
+// cheaply (docs/api.md, Caching and conditional requests).
+const VALIDATORS: Record<string, Header> = {
+  ...REQUEST_ID,
+  ETag: {
+    description:
+      "A strong tag of this representation (JSON or CSV, and its content coding) of the answer in the data's current state. " +
+      "Send it back in If-None-Match: a 304 while the range's data is unchanged.",
+    required: true,
+    schema: { type: "string", example: '"mXc0Jk1ff5bUc9Bpw2Ff0A-json"' },
+  },
+  "Cache-Control": {
+    description: "private, no-cache: a client may keep the answer and must ask again (If-None-Match) before using it; shared caches do not keep it.",
+    required: true,
+    schema: { type: "string", enum: ["private, no-cache"] },
+  },
+  Vary: {
+    description: "Accept, Accept-Encoding: the representation depends on both.",
+    required: true,
+    schema: { type: "string", enum: ["Accept, Accept-Encoding"] },
+  },
+  "X-Data-Changed-At": {
+    description:
+      "When a write last changed the data of the range (any segment), ISO 8601 in UTC, by the database's clock. " +
+      "Absent when no change is recorded.",
+    schema: { type: "string", format: "date-time" },
+  },
+};
 
 /** The responses of GET /external/v1/product-costs: every status the service can answer, with its body. */
 export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"]> = {
@@ -45,7 +82,17 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
     description:
       "One row per product with at least one daily cost row in the range, ordered by erp_sku (nulls last), " +
       "erp_product_id, internal product id. JSON unless the Accept header prefers text/csv over application/json.",
-    headers: REQUEST_ID,
+    headers: {
+      ...VALIDATORS,
+      "Content-Disposition": {
+        description: 'CSV only: attachment; filename="product-costs_<month_from>_<month_to>_<segment>.csv".',
+        schema: { type: "string", example: 'attachment; filename="product-costs_2026-10-01_2026-10-31_normal.csv"' },
+      },
+      "Content-Encoding": {
+        description: "gzip or br when the Accept-Encoding header accepts it and the answer is 1 KiB or more; absent otherwise.",
+        schema: { type: "string", enum: ["gzip", "br"] },
+      },
+    },
     content: {
       "application/json": { schema: { type: "array", items: ref("ProductCostRow") } },
       "text/csv": {
@@ -59,6 +106,12 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
       },
     },
   },
+  304: {
+    description:
+      "Not Modified: If-None-Match names the current ETag of the representation this request would get (or is *), " +
+      "and the request passes every check a 200 would. No body; the answer the client holds is current.",
+    headers: VALIDATORS,
+  },
   400: error(
     "INVALID_MONTH_RANGE: month_from is after month_to, or the range is longer than the operator's MAX_RANGE_DAYS.",
     DetailCode("INVALID_MONTH_RANGE"),
@@ -66,6 +119,11 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
   401: error(
     "INVALID_API_KEY: the Authorization header is missing, is not `Bearer <key>`, or holds an unknown key.",
     DetailCode("INVALID_API_KEY"),
+  ),
+  412: error(
+    "Precondition Failed: If-Match names no current ETag of this answer (strong comparison: a W/ tag never matches; " +
+      "* matches). The data changed since the client's copy, or the tag names another representation.",
+    DetailCode("Precondition Failed"),
   ),
   414: error("The request target (path and query) is longer than 64 KiB.", DetailCode("URI Too Long")),
   422: error(
@@ -152,6 +210,33 @@ function describeOnParameters(paths: object) {
   }
 }
 
+/**
+ * The request headers of conditional requests, which the route reads besides its query
+ * (the generator documents only the query schema): without them a generated client knows
+ * nothing of revalidation.
+ */
+const CONDITIONAL_PARAMETERS = [
+  {
+    name: "If-None-Match",
+    in: "header",
+    required: false,
+    description: "ETags of copies the client holds (a list, W/ ignored, or *): when one names the current state, 304 with no body.",
+    schema: { type: "string" },
+  },
+  {
+    name: "If-Match",
+    in: "header",
+    required: false,
+    description: "Answer only if the current ETag is one of these (strong comparison, or *); otherwise 412 Precondition Failed.",
+    schema: { type: "string" },
+  },
+];
+
+function addConditionalParameters(paths: object) {
+  const operation = (paths as Record<string, Record<string, { parameters?: object[] }>>)[PRODUCT_COSTS_PATH]?.get;
+  if (operation) operation.parameters = [...(operation.parameters ?? []), ...CONDITIONAL_PARAMETERS];
+}
+
 /** Routes: /openapi.json, /docs and its assets. Hidden from the document themselves. */
 export function apiDocs() {
   const hidden = { detail: { hide: true } };
@@ -164,6 +249,7 @@ export function apiDocs() {
         if (!document) {
           const { paths, components } = toOpenAPISchema(app, undefined, undefined, undefined, "3.0.3");
           describeOnParameters(paths);
+          addConditionalParameters(paths);
           document = {
             openapi: "3.0.3",
             ...DOCUMENTATION,

@@ -61,8 +61,12 @@ test("the specification's tables are read whole", () => {
   ]);
 });
 const SPEC_VALIDATION_ITEM = { required: ["loc", "msg", "type"], optional: ["ctx", "input"] };
-// design.md's additions: 500 INTERNAL_ERROR, 503 DATABASE_UNAVAILABLE; issue 4's overload answers.
-const ALL_STATUSES = ["200", "400", "401", "414", "422", "429", "431", "500", "503"];
+// design.md's additions: 500 INTERNAL_ERROR, 503 DATABASE_UNAVAILABLE; issue 4's overload answers;
+// issue 31's revalidation (304) and If-Match (412).
+const ALL_STATUSES = ["200", "304", "400", "401", "412", "414", "422", "429", "431", "500", "503"];
+/** The headers the 200 and the 304 say, besides those of every answer (Content-Type, Content-Length, Date, X-Content-Type-Options). */
+const OK_HEADERS = ["X-Request-Id", "ETag", "Cache-Control", "Vary", "X-Data-Changed-At", "Content-Disposition", "Content-Encoding"];
+const NOT_MODIFIED_HEADERS = ["X-Request-Id", "ETag", "Cache-Control", "Vary", "X-Data-Changed-At"];
 
 describe("the OpenAPI document", () => {
   let app: TestApp;
@@ -97,7 +101,8 @@ describe("the OpenAPI document", () => {
   });
 
   test("lists every query parameter of the specification with its type, format, requiredness, default and allowed values", () => {
-    expect(op.parameters.map((p: Json) => p.name)).toEqual(SPEC_QUERY_PARAMETERS.map((p) => p.name));
+    const query = op.parameters.filter((p: Json) => p.in === "query");
+    expect(query.map((p: Json) => p.name)).toEqual(SPEC_QUERY_PARAMETERS.map((p) => p.name));
     for (const spec of SPEC_QUERY_PARAMETERS) {
       const p = op.parameters.find((x: Json) => x.name === spec.name);
       expect({ in: p.in, name: p.name, required: p.required, type: p.schema.type, format: p.schema.format, default: p.schema.default, enum: p.schema.enum }).toEqual({
@@ -111,7 +116,7 @@ describe("the OpenAPI document", () => {
       });
     }
     // Descriptions on the parameter itself, where Swagger UI shows them.
-    expect(op.parameters).toEqual([
+    expect(query).toEqual([
       {
         name: "month_from", in: "query", required: true,
         description: "Inclusive start date, YYYY-MM-DD (a full date despite the name).",
@@ -130,12 +135,34 @@ describe("the OpenAPI document", () => {
     ]);
   });
 
-  test("answers every status with exactly the content types the service sends", () => {
+  test("answers every status with exactly the content types the service sends (a 304 has no body)", () => {
     expect(Object.keys(op.responses)).toEqual(ALL_STATUSES);
     for (const status of ALL_STATUSES) {
-      expect([status, Object.keys(op.responses[status].content)]).toEqual([status, status === "200" ? ["application/json", "text/csv"] : ["application/json"]]);
+      const types = status === "200" ? ["application/json", "text/csv"] : status === "304" ? [] : ["application/json"];
+      expect([status, Object.keys(op.responses[status].content ?? {})]).toEqual([status, types]);
       expect(op.responses[status].description.length).toBeGreaterThan(10);
     }
+  });
+
+  test("the 200 and the 304 name the headers revalidation needs, each described with its schema", () => {
+    expect(Object.keys(op.responses["200"].headers)).toEqual(OK_HEADERS);
+    expect(Object.keys(op.responses["304"].headers)).toEqual(NOT_MODIFIED_HEADERS);
+    for (const status of ["200", "304"]) {
+      for (const [name, header] of Object.entries(op.responses[status].headers as Record<string, Json>)) {
+        expect([status, name, header.schema.type, header.description.length > 20]).toEqual([status, name, "string", true]);
+      }
+    }
+    expect(op.responses["200"].headers["ETag"].required).toBe(true);
+    expect(op.responses["304"].headers["ETag"].required).toBe(true);
+    expect(op.responses["200"].headers["Vary"].schema.enum).toEqual(["Accept, Accept-Encoding"]);
+    expect(op.responses["200"].headers["Cache-Control"].schema.enum).toEqual(["private, no-cache"]);
+  });
+
+  test("the conditional request headers are parameters: If-None-Match and If-Match", () => {
+    expect(op.parameters.filter((p: Json) => p.in === "header").map((p: Json) => [p.name, p.required, p.schema.type])).toEqual([
+      ["If-None-Match", false, "string"],
+      ["If-Match", false, "string"],
+    ]);
   });
 
   test("the 200 is an array of rows with every field of the specification, each nullable, none missing", () => {
@@ -165,6 +192,7 @@ describe("the OpenAPI document", () => {
     expect(codes("401")).toEqual(["INVALID_API_KEY"]);
     expect(codes("414")).toEqual(["URI Too Long"]);
     expect(codes("431")).toEqual(["Request Header Fields Too Large"]);
+    expect(codes("412")).toEqual(["Precondition Failed"]);
     expect(codes("429")).toEqual(["RATE_LIMITED"]);
     expect(codes("500")).toEqual(["INTERNAL_ERROR"]);
     expect(codes("503")).toEqual(["EXTERNAL_API_NOT_CONFIGURED", "DATABASE_UNAVAILABLE", "OVERLOADED"]);
@@ -221,6 +249,34 @@ describeBackends("the OpenAPI document agrees with what the service answers on $
       expect(res.status).toBe(status);
       expect(Object.keys(body)).toEqual(["detail"]);
       expect(documented(status).properties.detail.enum).toContain(body.detail);
+    }
+  });
+
+  test("the 200 (JSON, CSV, compressed, HEAD), the 304 and the 412 send the documented status and headers", async () => {
+    const EVERY_ANSWER = ["content-type", "content-length", "date", "x-content-type-options"];
+    const sent = (res: Response) => [...res.headers.keys()].filter((n) => !EVERY_ANSWER.includes(n)).sort();
+    const declared = (status: number) => Object.keys(doc.paths[PATH].get.responses[String(status)].headers ?? {}).map((n) => n.toLowerCase());
+    const required = (status: number) =>
+      Object.entries(doc.paths[PATH].get.responses[String(status)].headers ?? {}).filter(([, h]) => (h as Json).required).map(([n]) => n.toLowerCase());
+    const JAN = `${PATH}?month_from=2024-01-01&month_to=2024-01-31&segment=all`;
+    const first = await app.get(JAN, { authorization: `Bearer ${KEY}`, "accept-encoding": "identity" });
+    await first.arrayBuffer();
+    const etag = first.headers.get("etag")!;
+    const cases: [number, Record<string, string>, string?][] = [
+      [200, { "accept-encoding": "identity" }],
+      [200, { accept: "text/csv", "accept-encoding": "identity" }],
+      [200, { "accept-encoding": "gzip" }],
+      [200, { "accept-encoding": "identity" }, "HEAD"],
+      [304, { "accept-encoding": "identity", "if-none-match": etag }],
+      [304, { "accept-encoding": "identity", "if-none-match": etag }, "HEAD"],
+      [412, { "if-match": '"nope"' }],
+    ];
+    for (const [status, headers, method = "GET"] of cases) {
+      const res = await app.handle(new Request(`http://localhost${JAN}`, { method, headers: { authorization: `Bearer ${KEY}`, ...headers } }));
+      await res.arrayBuffer();
+      expect({ status: res.status, method, headers }).toEqual({ status, method, headers });
+      for (const name of sent(res)) expect([status, headers, name, declared(status)]).toEqual([status, headers, name, expect.arrayContaining([name])]);
+      for (const name of required(status)) expect([status, name, res.headers.has(name)]).toEqual([status, name, true]);
     }
   });
 
