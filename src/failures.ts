@@ -43,6 +43,17 @@ export class ClientClosedRequestError extends Error {
   }
 }
 
+/**
+ * The service itself closed the connection before the answer was done: SHUTDOWN_TIMEOUT_MS ran
+ * out while it stopped. Not the client's doing, so never logged as a 499.
+ */
+export class ShutdownCutError extends Error {
+  readonly code = "SHUTDOWN_TIMEOUT";
+  constructor(readonly ms: number) {
+    super(`the service stopped before the answer was done (SHUTDOWN_TIMEOUT_MS, ${ms} ms)`);
+  }
+}
+
 /** REQUEST_TIMEOUT_MS passed before the answer's last byte: a slow request or a slow client, not a slow database. */
 export class RequestDeadlineError extends Error {
   readonly code = "REQUEST_TIMEOUT";
@@ -83,6 +94,8 @@ export function classify(err: unknown): Failure {
   const exitCode = EXIT_2.some((type) => err instanceof type) ? 2 : 1;
   if (err instanceof ApiError) return { status: err.status, detail: err.detail, headers: err.headers, level: err.status >= 500 ? "error" : "info", exitCode };
   if (err instanceof ClientClosedRequestError) return { status: 499, detail: "CLIENT_CLOSED_REQUEST", headers: {}, level: "info", exitCode };
+  // Expected of a stop that outlasts its grace period: worth a look, not an alarm.
+  if (err instanceof ShutdownCutError) return { status: 503, detail: "SHUTTING_DOWN", headers: {}, level: "warn", exitCode };
   // Transient by nature (a restart, a migration, a grant away): clients may retry.
   const unavailable = { status: 503, detail: "DATABASE_UNAVAILABLE", headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) }, level: "error", exitCode } as const;
   if (err instanceof RequestDeadlineError) return { ...unavailable, metric: "request_timeout" };

@@ -5,6 +5,7 @@
 
 import { loadKeyRing, type ApiKeyRing } from "../auth/api-keys.ts";
 import { ConfigError, type Config } from "../config.ts";
+import { ShutdownCutError } from "../failures.ts";
 import { startBackgroundRefresh } from "../db/background-refresh.ts";
 import { openDatabase } from "../db/open.ts";
 import { listen } from "../http/server.ts";
@@ -40,7 +41,9 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   let keys: ApiKeyRing = loadKeyRing(config);
   const db = await openDatabase(config, true, logger);
   const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
+  let serverCut: ShutdownCutError | undefined; // set when the shutdown timeout closes what is left
   const { handle, readiness } = createService({
+    serverCut: () => serverCut,
     settings: config,
     database: db,
     keys: () => keys,
@@ -71,6 +74,7 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
     const timedOut = Bun.sleep(config.shutdownTimeoutMs).then(() => false);
     if (!(await Promise.race([drained, timedOut]))) {
       logger.warn("shutdown timeout reached, closing the remaining connections", { in_flight: server.pendingRequests });
+      serverCut = new ShutdownCutError(config.shutdownTimeoutMs);
       await server.stop(true);
     }
     // A refresh in progress commits or rolls back first (its work is not lost either way).

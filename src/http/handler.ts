@@ -46,6 +46,12 @@ export interface HandlerOptions {
   requestTimeoutMs?: number;
   /** The client address a log line shows (TRUSTED_PROXIES); default: the peer. */
   clientAddress?: ClientAddress;
+  /**
+   * Why the server is closing connections itself right now (the shutdown timeout), if it is:
+   * a request Bun aborts then was cut by the service, and is logged with this cause, not as a
+   * client that went away (Bun's abort looks the same either way).
+   */
+  serverCut?: () => Error | undefined;
 }
 
 export function createHandler(app: App, logger: Logger, options: HandlerOptions = {}): FetchHandler {
@@ -53,7 +59,7 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
   const addressOf = options.clientAddress ?? clientAddress(undefined);
   return async (arrived, server) => {
     const incoming = arrived.headers.get("x-request-id");
-    const deadline = requestDeadline(arrived.signal, requestTimeoutMs);
+    const deadline = requestDeadline(arrived.signal, requestTimeoutMs, options.serverCut);
     const context: RequestContext = {
       id: incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
       startedAt: performance.now(),
@@ -131,15 +137,16 @@ function completeHeadAnswer(response: Response): void {
 
 /**
  * The request's one deadline: its signal aborts when the client goes away
- * (ClientClosedRequestError) or `ms` after arrival (RequestDeadlineError), whichever comes
- * first; 0: no deadline. `finish` (the body done) stops the clock and lets go of the client's
+ * (ClientClosedRequestError; or the server's own cut, `serverCut`, when Bun closed the
+ * connection because the service is stopping) or `ms` after arrival (RequestDeadlineError),
+ * whichever comes first; 0: no deadline. `finish` (the body done) stops the clock and lets go of the client's
  * signal: a timer left running kept each finished request's objects alive for the whole of
  * REQUEST_TIMEOUT_MS, and with AbortSignal.timeout and AbortSignal.any they were never let go
  * (RSS grew by 1.4 KB a request, /healthz included, without end).
  */
-function requestDeadline(clientGone: AbortSignal, ms: number): { signal: AbortSignal; finish(): void } {
+function requestDeadline(clientGone: AbortSignal, ms: number, serverCut?: () => Error | undefined): { signal: AbortSignal; finish(): void } {
   const controller = new AbortController();
-  const onGone = () => controller.abort(new ClientClosedRequestError());
+  const onGone = () => controller.abort(serverCut?.() ?? new ClientClosedRequestError());
   const timer = ms > 0 ? setTimeout(() => controller.abort(new RequestDeadlineError(ms)), ms) : undefined;
   if (clientGone.aborted) onGone();
   else clientGone.addEventListener("abort", onGone, { once: true });

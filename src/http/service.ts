@@ -55,6 +55,8 @@ export interface ServiceParts {
   rateLimiter?: RateLimiter;
   firstBatchTimeoutMs?: number;
   batchSize?: number;
+  /** Why the server is closing connections itself right now (handler.ts), if it is. */
+  serverCut?: () => Error | undefined;
 }
 
 export interface Service {
@@ -102,6 +104,7 @@ export function createService(parts: ServiceParts): Service {
     headers: database.servesDemoData ? { "x-demo-data": "true" } : undefined,
     requestTimeoutMs: settings.requestTimeoutMs,
     clientAddress: clientAddress(settings.trustedProxies),
+    serverCut: parts.serverCut,
   });
   return { handle, readiness };
 }

@@ -698,6 +698,10 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
         });
         expect(await server.proc.exited).toBe(0);
         expect(await inFlight).toBe("cut");
+        // Cut by the service, not by its client: never a 499 "client closed".
+        const line = server.lines.find((l) => l.msg === "request" && l.path === "/external/v1/product-costs");
+        expect(line).toMatchObject({ level: "warn", status: 503, error_code: "SHUTDOWN_TIMEOUT" });
+        expect(String(line?.error)).toContain("SHUTDOWN_TIMEOUT_MS, 200 ms");
       } finally {
         await release();
       }
