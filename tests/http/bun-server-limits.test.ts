@@ -7,6 +7,8 @@
 // - Two requests pipelined in one packet to the endpoint: neither is answered.
 // - A request pipelined behind an answer that is still streaming: Bun closes the connection,
 //   cutting the first answer, and the second gets nothing.
+// - Answers Bun writes before any handler runs: `100 Continue` to an HTTP/1.0 client, a bare
+//   400 to `OPTIONS *`, a bare 431 to a request target of about 1 MiB.
 // And one rule it applies before the service sees a request: HTTP/1.1 without Host is its
 // own 400 (RFC 9112 §3.2), not logged by the service.
 
@@ -130,6 +132,22 @@ test("a request pipelined behind an answer still streaming: Bun cuts the first a
     expect(text.endsWith("\r\n0\r\n\r\n")).toBe(false);
     expect(text).not.toContain("second");
     expect(firstAborted).toBe(true); // what the service sees: a client that went away
+  } finally {
+    server.stop(true);
+  }
+});
+
+test("answers Bun writes before the service sees the request: 100 Continue to HTTP/1.0, a bare 400 to OPTIONS *, a bare 431 to a 1.1 MB target", async () => {
+  let seen = 0;
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => (seen++, new Response("ok")) });
+  try {
+    // RFC 9110 §10.1.1: no 1xx to an HTTP/1.0 client. When Bun stops sending it, this fails.
+    expect(await exchange(server.port!, "GET /healthz HTTP/1.0\r\nExpect: 100-continue\r\n\r\n", 1000, false)).toStartWith("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
+    expect(seen).toBe(1);
+    expect(await exchange(server.port!, "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 1000, false)).toBe("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    const long = `GET /${"a".repeat(1_100_000)} HTTP/1.1\r\nHost: x\r\n\r\n`;
+    expect(await exchange(server.port!, long, 2000, false)).toBe("HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n");
+    expect(seen).toBe(1); // neither reached a handler
   } finally {
     server.stop(true);
   }
