@@ -96,26 +96,27 @@ export function createApp(deps: AppDeps) {
     .onTransform((ctx) => {
       ctx.query = Object.fromEntries(lastValues(contextOf(ctx.request).target.query));
     })
+    // The request's own state (request-context.ts), typed, for every hook and handler below.
+    .derive(({ request }) => ({ context: contextOf(request) }))
     // `derive` runs before Elysia's query check, so an unauthenticated caller learns nothing about validation.
-    .derive(({ request }) => {
+    .derive(({ request, context }) => {
       const keys = deps.keys();
       if (keys.size === 0) throw NOT_CONFIGURED();
       const presented = bearerCredentials(request.headers.get("authorization"));
       const match = presented === null ? null : keys.match(presented);
       if (!match) throw INVALID_API_KEY();
-      contextOf(request).key = match;
+      context.key = match;
       deps.rateLimiter?.take(match.fingerprint);
       return {};
     })
     .get(
       PRODUCT_COSTS_PATH,
-      async ({ request, query }) => {
+      async ({ request, query, context }) => {
         const params = productCostParams(query);
         const { monthFrom, monthTo } = params;
         if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
         if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
 
-        const context = contextOf(request);
         const key = answerKey(params, preferredRowFormat(request.headers.get("accept")));
         context.format = key.format;
         const read = () =>
@@ -164,16 +165,17 @@ export function createApp(deps: AppDeps) {
     .use(deps.docsEnabled === false ? new Elysia() : apiDocs())
     .use(metricsRoute(deps.metrics))
     .get("/healthz", () => jsonResponse(200, healthz), { detail: { hide: true } })
+    .derive(({ request }) => ({ context: contextOf(request) }))
     .get(
       "/readyz",
-      async ({ request }) => {
+      async ({ context }) => {
         const r = await deps.readiness();
         // The log line of a 503 carries the cause and the fix, as the body does.
-        if (!r.ready) contextOf(request).error = new DatabaseProblemError(r.problem);
+        if (!r.ready) context.error = new DatabaseProblemError(r.problem);
         // With no key at all every API request answers 503: not ready, or a balancer would
         // keep sending it traffic it can only refuse. (A database problem is named first.)
         if (r.ready && deps.keys().size === 0) {
-          contextOf(request).error = NOT_CONFIGURED();
+          context.error = NOT_CONFIGURED();
           return jsonResponse(503, { detail: NOT_CONFIGURED().detail, cause: "no API key configured: every API request answers 503", fix: NO_KEYS_FIX });
         }
         if (r.ready) {

@@ -14,7 +14,7 @@ import { trailingSlashRedirect } from "./routes.ts";
 import { classify, ClientClosedRequestError, RequestDeadlineError } from "../failures.ts";
 import type { RequestObservation } from "../metrics/service-metrics.ts";
 import type { BodyEnd, BodyOutcome } from "./body.ts";
-import { attachContext, type RequestContext } from "./request-context.ts";
+import { ServiceRequest, type RequestContext } from "./request-context.ts";
 import { oversizedRequest } from "./request-guard.ts";
 import { internalUrl, requestTarget } from "./request-target.ts";
 import { bodyBytesOf, bodyWithSize, detailResponse, SECURITY_HEADERS } from "./responses.ts";
@@ -80,11 +80,10 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
         // CONNECT's authority form (host:443): no path to serve. uvicorn answers 400 too.
         response = detailResponse(400, "Bad Request");
       } else {
-        request = new Request(internalUrl(target), arrived);
+        request = new ServiceRequest(internalUrl(target), arrived, context);
         // Read back from the URL the app routes, so the log, the metrics and validation see
         // the path and query exactly as routed (dot segments resolved, odd bytes escaped).
         context.target = requestTarget(request.url) ?? target;
-        attachContext(request, context);
         response =
           oversizedRequest(context.target, request.headers) ?? trailingSlashRedirect(context.target) ?? (await app.handle(request));
       }

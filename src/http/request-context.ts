@@ -30,19 +30,23 @@ export interface RequestContext {
   body?: Promise<BodyOutcome>;
 }
 
-const contexts = new WeakMap<Request, RequestContext>();
-
-export function attachContext(request: Request, context: RequestContext): void {
-  contexts.set(request, context);
+/**
+ * The request the app routes (handler.ts): the URL repaired, carrying its context, which
+ * Elysia's handlers get through `derive` (app.ts) and the error hook from the request.
+ */
+export class ServiceRequest extends Request {
+  constructor(
+    url: string,
+    arrived: Request,
+    readonly context: RequestContext,
+  ) {
+    super(url, arrived);
+  }
 }
 
-/** The request's context; a fresh one when the app is called without the server wrapper (tests). */
+/** The request's context: its own, or a new one for a request that did not come through the handler (kept nowhere). */
 export function contextOf(request: Request): RequestContext {
-  let context = contexts.get(request);
-  if (!context) {
-    const target = requestTarget(request.url) ?? { path: "/", query: undefined };
-    context = { id: crypto.randomUUID(), startedAt: performance.now(), target, signal: request.signal };
-    contexts.set(request, context);
-  }
-  return context;
+  if (request instanceof ServiceRequest) return request.context;
+  const target = requestTarget(request.url) ?? { path: "/", query: undefined };
+  return { id: crypto.randomUUID(), startedAt: performance.now(), target, signal: request.signal };
 }

@@ -11,26 +11,31 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 export const BASE_HEADERS: Readonly<Record<string, string>> = { "content-type": JSON_TYPE, ...SECURITY_HEADERS };
 
-const bodyBytes = new WeakMap<Response, number>();
+/** A response whose body was built whole here: it knows its size, for the request's log line. */
+class SizedResponse extends Response {
+  constructor(
+    body: string | Uint8Array,
+    init: ResponseInit,
+    readonly bodyBytes: number,
+  ) {
+    super(body, init);
+  }
+}
 
 /** `value` as compact JSON, as FastAPI writes it (JSON.stringify's: no spaces, non-ASCII left as UTF-8). */
 export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): Response {
   const body = JSON.stringify(value);
-  const response = new Response(body, { status, headers: { ...BASE_HEADERS, ...headers } });
-  bodyBytes.set(response, Buffer.byteLength(body));
-  return response;
+  return new SizedResponse(body, { status, headers: { ...BASE_HEADERS, ...headers } }, Buffer.byteLength(body));
 }
 
 /** `bytes` as the body of a response with `like`'s status and headers, its size known to bodyBytesOf. */
 export function bodyWithSize(bytes: Uint8Array, like: Response): Response {
-  const response = new Response(bytes, { status: like.status, headers: like.headers });
-  bodyBytes.set(response, bytes.byteLength);
-  return response;
+  return new SizedResponse(bytes, { status: like.status, headers: like.headers }, bytes.byteLength);
 }
 
 /** The size of a body built here (for the request log), undefined for any other response. */
 export function bodyBytesOf(response: Response): number | undefined {
-  return bodyBytes.get(response);
+  return response instanceof SizedResponse ? response.bodyBytes : undefined;
 }
 
 export function detailResponse(status: number, detail: unknown, headers: Record<string, string> = {}): Response {
