@@ -11,7 +11,7 @@ import { clientAddress, type ClientAddress } from "./client-address.ts";
 import { errorFields, type Logger } from "../log.ts";
 import type { App } from "./app.ts";
 import { trailingSlashRedirect } from "./routes.ts";
-import { classify, ClientClosedRequestError, RequestDeadlineError } from "../failures.ts";
+import { classify, ClientClosedRequestError, RequestDeadlineError, type Failure } from "../failures.ts";
 import type { RequestObservation } from "../metrics/service-metrics.ts";
 import type { BodyEnd, BodyOutcome } from "./body.ts";
 import { ServiceRequest, type RequestContext } from "./request-context.ts";
@@ -111,9 +111,12 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
       const seconds = (performance.now() - context.startedAt) / 1000;
       if (outcome.error !== undefined) context.error = outcome.error;
       try {
-        const status = loggedStatus(sent, outcome.end, context);
-        logRequest(logger, request.method, status, sent, outcome, context, seconds);
-        observe?.({ request, status, end: outcome.end, context, seconds });
+        // The one place a request finishes: its failure, if any, classified once for the
+        // status logged, the log line and the metrics.
+        const failure = context.error === undefined ? undefined : classify(context.error);
+        const status = loggedStatus(sent, outcome.end, failure);
+        logRequest(logger, request.method, status, sent, outcome, context, seconds, failure);
+        observe?.({ request, status, end: outcome.end, context, seconds, failure });
       } catch (err) {
         logger.error("request bookkeeping failed", { request_id: context.id, ...errorFields(err) });
       }
@@ -164,9 +167,9 @@ function requestDeadline(clientGone: AbortSignal, ms: number, serverCut?: () => 
  * the failure would have answered (503, 500) when the server broke it off: a body that did
  * not reach its end is never logged as a 200.
  */
-function loggedStatus(sent: number, end: BodyEnd, context: RequestContext): number {
+function loggedStatus(sent: number, end: BodyEnd, failure: Failure | undefined): number {
   if (end === "client_closed") return 499;
-  if (end === "failed") return classify(context.error).status;
+  if (end === "failed") return (failure ?? classify(undefined)).status;
   return sent;
 }
 
@@ -178,6 +181,7 @@ function logRequest(
   outcome: BodyOutcome,
   context: RequestContext,
   seconds: number,
+  classified: Failure | undefined,
 ): void {
   const path = context.target.path;
   const fields: Record<string, unknown> = {
@@ -198,7 +202,7 @@ function logRequest(
   const agent = context.userAgent;
   if (agent) fields.user_agent = agent.length > LOGGED_USER_AGENT_MAX ? agent.slice(0, LOGGED_USER_AGENT_MAX) + "…" : agent;
   // A client that left is no error of ours: no cause to report.
-  const failure = context.error !== undefined && status !== 499 ? classify(context.error) : undefined;
+  const failure = status !== 499 ? classified : undefined;
   if (failure) {
     Object.assign(fields, errorFields(context.error));
     if (failure.problem) Object.assign(fields, { problem: failure.problem.code, fix: failure.problem.fix });

@@ -6,7 +6,7 @@
 // keys without one count together as "unlabelled".
 
 import { DATABASE_ERROR_KINDS } from "../db/errors.ts";
-import { classify } from "../failures.ts";
+import type { Failure } from "../failures.ts";
 import type { RollupLag } from "../db/rollup-lag.ts";
 import { Registry } from "./registry.ts";
 
@@ -27,7 +27,9 @@ export interface RequestObservation {
   status: number;
   /** How the body ended (http/body.ts). */
   end: "complete" | "client_closed" | "failed";
-  context: { target: { path: string }; key?: { label?: string }; format?: "json" | "csv"; rows?: number; error?: unknown };
+  context: { target: { path: string }; key?: { label?: string }; format?: "json" | "csv"; rows?: number };
+  /** Its failure as failures.ts classified it (once, where the request finished), if it failed. */
+  failure?: Pick<Failure, "metric">;
   /** From the request's arrival to the last byte of its body (or the failure). */
   seconds: number;
 }
@@ -172,7 +174,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     },
     observer(routeList) {
       const routes = new Set(routeList.map((r) => r.path));
-      return ({ request, status, end, context, seconds }) => {
+      return ({ request, status, end, context, seconds, failure }) => {
         const path = routePath(context.target.path);
         const route = routes.has(path) ? path : UNMATCHED_ROUTE;
         const method = METHODS.has(request.method) ? request.method : "OTHER";
@@ -181,7 +183,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
         if (end !== "complete") cutShort.inc({ cause: end === "client_closed" ? "client" : "server" });
         duration.observe({ route }, seconds);
         if (context.rows !== undefined) rows.inc({ format: context.format ?? "json" }, context.rows);
-        const counted = context.error === undefined ? undefined : classify(context.error).metric;
+        const counted = failure?.metric;
         if (counted === "request_timeout") timeouts.inc({});
         else if (counted) dbErrors.inc({ kind: counted });
       };
