@@ -211,3 +211,57 @@ export function rssMb(pid: number): number {
   if (!m) throw new Error(`no VmRSS for ${pid}`);
   return Number(m[1]) / 1024;
 }
+
+export interface PausableProxy {
+  port: number;
+  /**
+   * Stops forwarding in both directions without closing anything, as a network partition or
+   * a frozen proxy does: bytes and closes from either side are held, new connections are
+   * accepted and held too.
+   */
+  pause(): void;
+  /** Forwards what was held, in order, and carries on. */
+  resume(): void;
+  paused(): boolean;
+  /** Connections accepted so far. */
+  accepted(): number;
+  stop(): void;
+}
+
+/** A TCP forwarder to 127.0.0.1:`targetPort` that the test can make go silent. */
+export async function pausableProxy(targetPort: number): Promise<PausableProxy> {
+  let paused = false;
+  let accepted = 0;
+  const held: (() => void)[] = [];
+  const whenForwarding = (action: () => void) => (paused ? held.push(action) : action());
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    accepted++;
+    const upstream = net.connect(targetPort, "127.0.0.1");
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(from);
+      from.on("data", (data: Buffer) => whenForwarding(() => void to.write(data)));
+      from.on("end", () => whenForwarding(() => void to.end()));
+      from.on("error", () => whenForwarding(() => void to.destroy()));
+      from.on("close", () => (sockets.delete(from), whenForwarding(() => void to.destroy())));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    pause: () => void (paused = true),
+    resume() {
+      paused = false;
+      held.splice(0).forEach((action) => action());
+    },
+    paused: () => paused,
+    accepted: () => accepted,
+    stop() {
+      server.close();
+      sockets.forEach((s) => s.destroy());
+    },
+  };
+}
