@@ -17,10 +17,13 @@ export class NotPostgresqlError extends Error {
   }
 }
 
-/** The peer's first answer to an SSLRequest (empty: it closed), or undefined when it could not be asked or said nothing in time. */
-async function firstAnswer(hostname: string, port: number): Promise<Uint8Array | undefined> {
+/**
+ * The peer's first answer to an SSLRequest (empty: it closed), or undefined when it could not
+ * be asked or said nothing in time. Also silence.ts's question: is a database there at all.
+ */
+export async function firstAnswer(hostname: string, port: number, timeoutMs = ASK_TIMEOUT_MS): Promise<Uint8Array | undefined> {
   const { promise, resolve } = Promise.withResolvers<Uint8Array | undefined>();
-  const timer = setTimeout(resolve, ASK_TIMEOUT_MS); // a silent peer, or a host that drops the connect itself
+  const timer = setTimeout(resolve, timeoutMs); // a silent peer, or a host that drops the connect itself
   const connecting = Bun.connect({
     hostname,
     port,

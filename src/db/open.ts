@@ -5,10 +5,11 @@
 import { ConfigError, type Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { createPool } from "./client.ts";
-import { maskDatabaseUrl } from "../database-url.ts";
+import { maskDatabaseUrl, parseDatabaseUrl } from "../database-url.ts";
 import type { Database } from "./database.ts";
 import { openEmbedded } from "./embedded/embedded.ts";
 import { pendingMigrations } from "./migrations.ts";
+import { askHosts } from "./silence.ts";
 
 /**
  * An external PostgreSQL. `max` sessions in all: when serving with two or more, one is the
@@ -29,9 +30,11 @@ export function openExternal(config: Config, options: { readOnly: boolean; max: 
   const ownReadiness = options.readOnly && options.max >= 2;
   const sql = pool(ownReadiness ? options.max - 1 : options.max);
   const readinessSql = ownReadiness ? pool(1) : sql;
+  const { hosts, ports } = parseDatabaseUrl(url);
   return {
     sql,
     readinessSql,
+    ...(hosts[0]!.startsWith("/") ? {} : { ask: askHosts(hosts, ports) }),
     description: `PostgreSQL at ${maskDatabaseUrl(url)}`,
     servesDemoData: false,
     close: async (timeout = 5) => {

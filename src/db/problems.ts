@@ -52,6 +52,7 @@ const UNREACHABLE_CODES = new Set([
   "ENETUNREACH",
   "ETIMEDOUT",
   "CONNECT_TIMEOUT",
+  "DATABASE_SILENT", // silence.ts: sessions and a new connection alike get no answer
 ]);
 
 const SQLSTATE_PROBLEMS: Record<string, ProblemCode> = {

@@ -12,6 +12,7 @@ import { calendarPeriodOf } from "./calendar-period.ts";
 import type { Sql } from "./client.ts";
 import { DatabaseDeadlineError, isStaleConnection, isStrayCancel } from "./errors.ts";
 import { identifyPeer } from "./not-postgresql.ts";
+import type { SilenceWatch } from "./silence.ts";
 
 /**
  * One row of the answer as PostgreSQL sends it: each column's text in UTF-8, undecoded
@@ -71,6 +72,11 @@ export interface ReadOptions {
   connectTimeoutMs?: number;
   /** Aborts the read (client gone, request deadline): the first batch rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Tells a silent database from a slow one while a batch is awaited (silence.ts): past about
+   * DB_CONNECT_TIMEOUT_MS of a silence the wait fails with DatabaseSilentError.
+   */
+  silence?: SilenceWatch;
 }
 
 /** A statement of the read; its rows come as arrays of the columns' bytes, undecoded (postgres.js raw()). */
@@ -169,9 +175,23 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
     clearTimeout(timer);
   };
 
+  /** A later batch, unless the database goes silent meanwhile. */
+  const watched = async (batch: Promise<T[] | undefined>): Promise<T[] | undefined> => {
+    if (!options.silence) return await batch;
+    batch.catch(() => {}); // after a silence, close()'s business
+    const watch = options.silence.watch();
+    try {
+      return await Promise.race([batch, watch.silent]);
+    } finally {
+      watch.stop();
+    }
+  };
+
   const timers: ReturnType<typeof setTimeout>[] = [];
   let onAbort: (() => void) | undefined;
+  const watch = options.silence?.watch();
   const failures = new Promise<never>((_, reject) => {
+    watch?.silent.catch(reject);
     timers.push(setTimeout(() => reject(new DatabaseDeadlineError(options.firstBatchTimeoutMs)), options.firstBatchTimeoutMs));
     if (options.connectTimeoutMs !== undefined) {
       // A query may wait for a connection for ever: with several hosts all down, postgres.js
@@ -202,6 +222,7 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
     throw err;
   } finally {
     timers.forEach(clearTimeout);
+    watch?.stop();
     if (onAbort) options.signal?.removeEventListener("abort", onAbort);
   }
   if (!first || complete) finished = true;
@@ -212,7 +233,7 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
     async *rest() {
       try {
         while (stopped === undefined) {
-          const next = await fetchBatch();
+          const next = await watched(fetchBatch());
           if (stopped !== undefined) break; // closed while this batch was on its way
           if (!next) return void (finished = true);
           yield next;

@@ -10,6 +10,7 @@ import type { DatabaseGuard } from "../db/database-guard.ts";
 import type { Readiness } from "../db/readiness.ts";
 import { lagIsLarge, LARGE_LAG_SECONDS, type RollupLag } from "../db/rollup-lag.ts";
 import { readProductCosts } from "../db/product-costs.ts";
+import type { SilenceWatch } from "../db/silence.ts";
 import type { Logger } from "../log.ts";
 import { lastValues } from "../validation/query-string.ts";
 import { productCostParams, rangeDays } from "../validation/product-cost-params.ts";
@@ -60,6 +61,8 @@ export interface AppDeps {
   rateLimiter?: RateLimiter;
   /** Deadline for getting a database connection at all. */
   connectTimeoutMs?: number;
+  /** Tells a silent database from a slow one while a read waits (none: only the deadlines above). */
+  silence?: SilenceWatch;
   /** Memory for answers read ahead of slow clients (read-ahead.ts); none: sent at the client's pace. */
   readAhead?: BufferBudget;
   /** Serves GET /metrics and is fed by the handler; no /metrics route when absent (METRICS_ENABLED=false). */
@@ -85,7 +88,7 @@ export function createApp(deps: AppDeps) {
   // running and queued requests (and 503 OVERLOADED past them) stay what they were.
   const answerVersion = freshReads(
     (range: AnswerKey["range"], signal) => {
-      const options = { firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, signal };
+      const options = { firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, silence: deps.silence, signal };
       return guarded(() => readAnswerVersion(deps.sql, range.firstDay, range.lastDay, options));
     },
     (range) => range.id,
@@ -129,6 +132,7 @@ export function createApp(deps: AppDeps) {
                 rendered: key.format === "json",
                 firstBatchTimeoutMs: deps.firstBatchTimeoutMs,
                 connectTimeoutMs: deps.connectTimeoutMs,
+                silence: deps.silence,
                 signal,
               },
             ),

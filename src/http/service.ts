@@ -9,6 +9,7 @@ import type { Database } from "../db/database.ts";
 import { createDatabaseGuard } from "../db/database-guard.ts";
 import { checkReadiness, type Readiness } from "../db/readiness.ts";
 import { readRollupLag } from "../db/rollup-lag.ts";
+import { createSilenceWatch } from "../db/silence.ts";
 import type { Logger } from "../log.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { createAdmission, type Admission } from "./admission.ts";
@@ -39,7 +40,7 @@ export type ServiceSettings = Pick<
 
 export interface ServiceParts {
   settings: ServiceSettings;
-  database: Pick<Database, "sql" | "readinessSql" | "servesDemoData">;
+  database: Pick<Database, "sql" | "readinessSql" | "servesDemoData" | "ask">;
   /** The active keys; a function so that SIGHUP can swap them without a restart. */
   keys: () => ApiKeyRing;
   logger: Logger;
@@ -86,6 +87,9 @@ export function createService(parts: ServiceParts): Service {
     build: parts.build,
     batchSize: parts.batchSize,
     connectTimeoutMs: settings.dbConnectTimeoutMs,
+    // A database that stops answering altogether (a partition, a frozen proxy) is told from a
+    // slow one within about the time a connection may take to open.
+    ...(database.ask ? { silence: createSilenceWatch(database.ask, settings.dbConnectTimeoutMs) } : {}),
     admission:
       parts.admission ??
       createAdmission({
