@@ -62,7 +62,7 @@ export const SETTINGS = [
   { key: "dbPoolMax", commands: SERVE, env: "DB_POOL_MAX", flag: "db-pool-max", kind: "int", default: 10, min: 1, max: 1000,
     help: "Most connections to an external PostgreSQL." },
   { key: "dbConnectTimeoutMs", commands: DATABASE_COMMANDS, env: "DB_CONNECT_TIMEOUT_MS", flag: "db-connect-timeout-ms", kind: "int", default: 5000,
-    min: 100, max: 600000, help: "Time allowed to open a database connection." },
+    min: 100, max: 600000, help: "Time allowed to open a database connection, or to hear from one that went silent." },
   { key: "statementTimeoutMs", commands: ["serve", "load-csv"], env: "STATEMENT_TIMEOUT_MS", flag: "statement-timeout-ms", kind: "int", default: 30000,
     min: 100, max: 3600000, help: "Longest a query may run; past it: 503 DATABASE_UNAVAILABLE and the query is cancelled." },
   { key: "requestTimeoutMs", commands: SERVE, env: "REQUEST_TIMEOUT_MS", flag: "request-timeout-ms", kind: "int", default: 120000,

@@ -3,8 +3,9 @@
 // postgres.js keeps waiting on the sockets it has, and a query written to a pooled
 // connection that looks sound waits too, until the statement deadline (30 s and more).
 // TCP cannot tell: the kernel of a proxy on the way keeps acknowledging, so keepalives and
-// TCP_USER_TIMEOUT see a healthy peer (and Bun's sockets set neither an interval, a count
-// nor a user timeout). And no byte from PostgreSQL is due while it runs a long statement.
+// TCP_USER_TIMEOUT see a healthy peer (and node:net, as Bun has it, sets keepalive's idle
+// time only: no interval, count or user timeout). And no byte from PostgreSQL is due while it
+// runs a long statement.
 // So a read that waits on the database asks the server, on a new connection, the question
 // every PostgreSQL answers at once without a session (an SSLRequest: one byte); a database
 // that answers is slow, not silent, and the read waits on, up to STATEMENT_TIMEOUT_MS. One

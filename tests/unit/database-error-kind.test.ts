@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { databaseErrorKind, DatabaseDeadlineError, isDatabaseUnavailable, isStaleConnection } from "../../src/db/errors.ts";
+import { DatabaseSilentError } from "../../src/db/silence.ts";
 
 const pgError = (code: string) => new postgres.PostgresError({ code, message: `server said ${code}` } as never);
 const clientError = (code: string) => Object.assign(new Error(code), { code });
@@ -11,6 +12,7 @@ describe("database failures are sorted into timeout, unavailable, misconfigured 
     [new DatabaseDeadlineError(100), "timeout"],
     [clientError("CONNECT_TIMEOUT"), "timeout"],
     [clientError("ECONNREFUSED"), "unavailable"],
+    [new DatabaseSilentError(100), "unavailable"],
     [clientError("CONNECTION_CLOSED"), "unavailable"],
     [clientError("ECONNRESET"), "unavailable"],
     [clientError("EPIPE"), "unavailable"],
