@@ -122,24 +122,24 @@ export function createApp(deps: AppDeps) {
 
         const key = answerKey(params, preferredRowFormat(request.headers.get("accept")));
         context.format = key.format;
+        // Both reads in one order: a slot first (admission), then the database guard, then
+        // the read; the version's is shared by the requests that arrived while the one before ran.
         const read = () =>
           admission.read(context.signal, (signal) =>
-            readProductCosts(
-              deps.sql,
-              key.query,
-              {
+            guarded(() =>
+              readProductCosts(deps.sql, key.query, {
                 batchSize: deps.batchSize ?? 2000,
                 rendered: key.format === "json",
                 firstBatchTimeoutMs: deps.firstBatchTimeoutMs,
                 connectTimeoutMs: deps.connectTimeoutMs,
                 silence: deps.silence,
                 signal,
-              },
+              }),
             ),
           );
         return answerProductCosts(request, context, key, {
           version: () => admission.run(context.signal, () => answerVersion(key.range, context.signal)),
-          read: () => guarded(read),
+          read,
           cache: deps.answerCache,
           build,
           budget: deps.readAhead,
