@@ -42,7 +42,7 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   const db = await openDatabase(config, true, logger);
   const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
   let serverCut: ShutdownCutError | undefined; // set when the shutdown timeout closes what is left
-  const { handle, readiness } = createService({
+  const { handle, rawRoutes, readiness } = createService({
     serverCut: () => serverCut,
     settings: config,
     database: db,
@@ -52,7 +52,7 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
     build: { version: VERSION, commit: COMMIT },
   });
   const tlsServed = tlsDigest(config);
-  const server = listen(config, handle, logger);
+  const server = listen(config, handle, logger, rawRoutes);
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
   process.on("SIGHUP", () => {
     // RELOADING with the monotonic time of its start (systemd 253 asks for it), READY when done.

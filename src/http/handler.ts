@@ -16,6 +16,7 @@ import type { RequestObservation } from "../metrics/service-metrics.ts";
 import type { BodyEnd, BodyOutcome } from "./body.ts";
 import { ServiceRequest, type RequestContext } from "./request-context.ts";
 import { oversizedRequest } from "./request-guard.ts";
+import { hasDotSegment, leftItsRawRoute, type RawRoute } from "./raw-routes.ts";
 import { internalUrl, requestTarget } from "./request-target.ts";
 import { bodyBytesOf, bodyWithSize, detailResponse, SECURITY_HEADERS } from "./responses.ts";
 
@@ -28,7 +29,8 @@ export interface PeerSource {
   requestIP(request: Request): { address: string } | null;
 }
 
-export type FetchHandler = (request: Request, server?: PeerSource) => Promise<Response>;
+/** `raw`: what Bun's router matched the raw target with (none in process, where no router ran). */
+export type FetchHandler = (request: Request, server?: PeerSource, raw?: RawRoute) => Promise<Response>;
 
 /** Health, readiness and metrics polls: logged at debug when they succeed, or they would drown the log. */
 const POLLS = new Set(["/healthz", "/readyz", "/metrics"]);
@@ -52,12 +54,15 @@ export interface HandlerOptions {
    * client that went away (Bun's abort looks the same either way).
    */
   serverCut?: () => Error | undefined;
+  /** The patterns the server registers with Bun's router (raw-routes.ts). */
+  rawRoutes?: readonly string[];
 }
 
 export function createHandler(app: App, logger: Logger, options: HandlerOptions = {}): FetchHandler {
   const { observe, headers, requestTimeoutMs = 0 } = options;
   const addressOf = options.clientAddress ?? clientAddress(undefined);
-  return async (arrived, server) => {
+  const rawRoutes = options.rawRoutes ?? [];
+  return async (arrived, server, raw) => {
     const incoming = arrived.headers.get("x-request-id");
     const deadline = requestDeadline(arrived.signal, requestTimeoutMs, options.serverCut);
     const context: RequestContext = {
@@ -84,8 +89,12 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
         // Read back from the URL the app routes, so the log, the metrics and validation see
         // the path and query exactly as routed (dot segments resolved, odd bytes escaped).
         context.target = requestTarget(request.url) ?? target;
-        response =
-          oversizedRequest(context.target, request.headers) ?? trailingSlashRedirect(context.target) ?? (await app.handle(request));
+        // A URL Bun built from the Host has its dot segments resolved already; a bare one is the raw target.
+        const built = !arrived.url.startsWith("/");
+        context.walked = hasDotSegment(target.path) || (raw !== undefined && built && leftItsRawRoute(raw, context.target.path, rawRoutes));
+        response = context.walked
+          ? detailResponse(404, "Not Found")
+          : (oversizedRequest(context.target, request.headers) ?? trailingSlashRedirect(context.target) ?? (await app.handle(request)));
       }
       // An error body Elysia rebuilt from ours is no longer one whose size we know: it is a
       // few bytes, read here so that its log line says how many went out.
@@ -193,6 +202,8 @@ function logRequest(
     duration_ms: Math.round(seconds * 10000) / 10,
   };
   if (outcome.bytes !== undefined) fields.bytes = outcome.bytes;
+  // The path shown is the one dot segments led to; the raw target is not to be had (raw-routes.ts).
+  if (context.walked) fields.dot_segments = true;
   if (status !== sent) fields.status_sent = sent;
   if (context.rows !== undefined) fields.rows = context.rows;
   // Logs name a key by its label, else by its fingerprint; never by the key.

@@ -12,6 +12,8 @@ export interface RequestContext {
   startedAt: number;
   /** The path and query the app routes and validates (never the Host header). */
   target: RequestTarget;
+  /** The raw target walked into this path with dot segments (raw-routes.ts): answered 404, counted as no route. */
+  walked?: boolean;
   /** Aborted when the client goes away or REQUEST_TIMEOUT_MS passes (the reason says which): the one deadline. */
   signal: AbortSignal;
   /** The key used: its fingerprint, and its label from the key file if it has one. */

@@ -26,8 +26,10 @@ export function readTls(options: ListenOptions): { cert: string; key: string } |
   return { cert: read(options.tlsCertFile, "TLS_CERT_FILE"), key: read(options.tlsKeyFile, "TLS_KEY_FILE") };
 }
 
-export function listen(options: ListenOptions, handler: FetchHandler, logger: Logger): Bun.Server<undefined> {
+/** `rawRoutes`: the patterns Bun's router matches on the raw target, each told to the handler (raw-routes.ts). */
+export function listen(options: ListenOptions, handler: FetchHandler, logger: Logger, rawRoutes: readonly string[] = []): Bun.Server<undefined> {
   const tls = readTls(options);
+  const routes = Object.fromEntries(rawRoutes.map((pattern) => [pattern, (req: Request, server: Bun.Server<undefined>) => handler(req, server, { pattern })]));
   try {
     return Bun.serve({
       hostname: options.host,
@@ -35,7 +37,8 @@ export function listen(options: ListenOptions, handler: FetchHandler, logger: Lo
       reusePort: false, // a second copy on the same port must fail, not silently share it
       idleTimeout: 60,
       ...(tls ? { tls } : {}),
-      fetch: handler,
+      routes,
+      fetch: (req, server) => handler(req, server, { pattern: null }),
       // Last resort if something escapes the handler's own error mapping: still JSON, never a
       // stack, and never a 500 without its cause in the log.
       error: (err) => {

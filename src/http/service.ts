@@ -17,6 +17,7 @@ import { createAnswerCache, type AnswerCache } from "./answer-cache.ts";
 import { createApp } from "./app.ts";
 import { clientAddress } from "./client-address.ts";
 import { createHandler, type FetchHandler } from "./handler.ts";
+import { rawRoutePatterns } from "./raw-routes.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { createBufferBudget, type BufferBudget } from "./read-ahead.ts";
 
@@ -62,6 +63,8 @@ export interface ServiceParts {
 
 export interface Service {
   handle: FetchHandler;
+  /** The patterns to register with Bun's router, each routed to `handle` (raw-routes.ts). */
+  rawRoutes: readonly string[];
   /** Whether a request would be answered now (/readyz, and the start-up line). */
   readiness: () => Promise<Readiness>;
 }
@@ -102,7 +105,9 @@ export function createService(parts: ServiceParts): Service {
     ...(rateLimiter ? { rateLimiter } : {}),
     metrics,
   });
+  const rawRoutes = rawRoutePatterns(app.routes.map((r) => r.path));
   const handle = createHandler(app, logger, {
+    rawRoutes,
     observe: metrics?.observer(app.routes),
     // Every answer of a demo says so, so that made-up costs are never mistaken for real ones.
     headers: database.servesDemoData ? { "x-demo-data": "true" } : undefined,
@@ -110,5 +115,5 @@ export function createService(parts: ServiceParts): Service {
     clientAddress: clientAddress(settings.trustedProxies),
     serverCut: parts.serverCut,
   });
-  return { handle, readiness };
+  return { handle, rawRoutes, readiness };
 }

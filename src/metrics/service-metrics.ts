@@ -27,7 +27,7 @@ export interface RequestObservation {
   status: number;
   /** How the body ended (http/body.ts). */
   end: "complete" | "client_closed" | "failed";
-  context: { target: { path: string }; key?: { label?: string }; format?: "json" | "csv"; rows?: number };
+  context: { target: { path: string }; walked?: boolean; key?: { label?: string }; format?: "json" | "csv"; rows?: number };
   /** Its failure as failures.ts classified it (once, where the request finished), if it failed. */
   failure?: Pick<Failure, "metric">;
   /** From the request's arrival to the last byte of its body (or the failure). */
@@ -176,7 +176,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
       const routes = new Set(routeList.map((r) => r.path));
       return ({ request, status, end, context, seconds, failure }) => {
         const path = routePath(context.target.path);
-        const route = routes.has(path) ? path : UNMATCHED_ROUTE;
+        const route = routes.has(path) && !context.walked ? path : UNMATCHED_ROUTE;
         const method = METHODS.has(request.method) ? request.method : "OTHER";
         requests.inc({ method, route, status: String(status) });
         if (context.key) keyRequests.inc({ key: context.key.label ?? "unlabelled", status: String(status) });

@@ -19,6 +19,8 @@ export const OTHER_KEY = "second-key-fedcba9876543210";
 
 export interface TestApp {
   handle: FetchHandler;
+  /** The patterns `serve` registers with Bun's router (listen's last argument). */
+  rawRoutes: readonly string[];
   logs: Record<string, unknown>[];
   setKeys(keys: ApiKeyRing): void;
   /** GET path with `Authorization: Bearer KEY` unless headers say otherwise. */
@@ -78,7 +80,7 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     trustedProxies: options.trustedProxies,
     ...(options.connectTimeoutMs !== undefined ? { dbConnectTimeoutMs: options.connectTimeoutMs } : {}),
   };
-  const { handle } = createService({
+  const { handle, rawRoutes } = createService({
     settings,
     database: { sql, readinessSql: sql, servesDemoData: options.demoData ?? false },
     keys: () => keys,
@@ -94,6 +96,7 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
   });
   return {
     handle,
+    rawRoutes,
     logs: logger.lines,
     setKeys: (k) => (keys = k),
     get: (path, headers = { authorization: `Bearer ${KEY}` }) =>
