@@ -35,6 +35,19 @@ export interface SettingSpec {
   help: string;
 }
 
+/**
+ * Mozilla's "intermediate" TLS 1.2 suites (ssl-config.mozilla.org, guidelines 5.7), without
+ * its DHE ones: ECDHE for forward secrecy, AEAD only (no CBC, no SHA-1 MAC).
+ */
+export const INTERMEDIATE_CIPHERS = [
+  "ECDHE-ECDSA-AES128-GCM-SHA256",
+  "ECDHE-RSA-AES128-GCM-SHA256",
+  "ECDHE-ECDSA-AES256-GCM-SHA384",
+  "ECDHE-RSA-AES256-GCM-SHA384",
+  "ECDHE-ECDSA-CHACHA20-POLY1305",
+  "ECDHE-RSA-CHACHA20-POLY1305",
+].join(":");
+
 // One table drives parsing, the Config type, --help and the README's configuration section.
 export const SETTINGS = [
   { key: "databaseUrl", commands: DATABASE_COMMANDS, env: "DATABASE_URL", flag: "database-url", kind: "string", default: undefined,
@@ -59,6 +72,10 @@ export const SETTINGS = [
     help: "PEM certificate (chain). With TLS_KEY_FILE: serve HTTPS." },
   { key: "tlsKeyFile", commands: SERVE, env: "TLS_KEY_FILE", flag: "tls-key-file", kind: "string", default: undefined,
     help: "PEM private key for TLS_CERT_FILE." },
+  { key: "tlsCiphers", commands: SERVE, env: "TLS_CIPHERS", flag: "tls-ciphers", kind: "string", default: INTERMEDIATE_CIPHERS,
+    help: "TLS 1.2 cipher suites (OpenSSL list, colon-separated). Default: Mozilla's intermediate profile, ECDHE with AES-GCM or ChaCha20-Poly1305 only (forward secrecy, no CBC). TLS 1.3 is always on with its own suites; TLS 1.1 and older never." },
+  { key: "hstsMaxAge", commands: SERVE, env: "HSTS_MAX_AGE", flag: "hsts-max-age", kind: "int", default: 31536000, min: 0, max: 63072000,
+    help: "With TLS: every answer says Strict-Transport-Security: max-age=<this> (seconds), so browsers use HTTPS only. 0 = not sent." },
   { key: "dbPoolMax", commands: SERVE, env: "DB_POOL_MAX", flag: "db-pool-max", kind: "int", default: 10, min: 1, max: 1000,
     help: "Most connections to an external PostgreSQL." },
   { key: "dbConnectTimeoutMs", commands: DATABASE_COMMANDS, env: "DB_CONNECT_TIMEOUT_MS", flag: "db-connect-timeout-ms", kind: "int", default: 5000,

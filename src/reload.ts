@@ -5,8 +5,9 @@
 //
 // The TLS certificate cannot be swapped the same way: Bun's server.reload() accepts `tls`
 // but ignores it (documented: only fetch/error/routes/websocket are updated), and there is
-// no other in-process way. So SIGHUP only notices a changed certificate or key on disk and
-// says that a restart is needed to serve it.
+// no other in-process way (pinned by tests/http/tls.test.ts, which fails when Bun starts
+// swapping). So SIGHUP only notices a changed certificate or key on disk and says that a
+// restart is needed to serve it.
 
 import { createHash } from "node:crypto";
 import { loadKeyRing, type ApiKeyRing } from "./auth/api-keys.ts";

@@ -1,4 +1,7 @@
-// The only place that listens. Plain HTTP, or HTTPS when a certificate and key are set.
+// The only place that listens. Plain HTTP, or HTTPS when a certificate and key are set:
+// then with TLS_CIPHERS' TLS 1.2 suites (Bun 1.4.5's own default accepts RSA key exchange
+// and CBC-SHA1 suites; it already refuses TLS 1.1 and older) and Strict-Transport-Security
+// on every answer the handler makes (HSTS_MAX_AGE; Bun's bare parser errors have none).
 
 import { readFileSync } from "node:fs";
 import { ConfigError } from "../config.ts";
@@ -12,6 +15,10 @@ export interface ListenOptions {
   port: number;
   tlsCertFile?: string;
   tlsKeyFile?: string;
+  /** TLS 1.2 suites, OpenSSL's syntax (TLS_CIPHERS); unset: Bun's default. */
+  tlsCiphers?: string;
+  /** Strict-Transport-Security max-age on HTTPS answers (HSTS_MAX_AGE); 0 or unset: none. */
+  hstsMaxAge?: number;
 }
 
 export function readTls(options: ListenOptions): { cert: string; key: string } | undefined {
@@ -29,16 +36,24 @@ export function readTls(options: ListenOptions): { cert: string; key: string } |
 /** `rawRoutes`: the patterns Bun's router matches on the raw target, each told to the handler (raw-routes.ts). */
 export function listen(options: ListenOptions, handler: FetchHandler, logger: Logger, rawRoutes: readonly string[] = []): Bun.Server<undefined> {
   const tls = readTls(options);
-  const routes = Object.fromEntries(rawRoutes.map((pattern) => [pattern, (req: Request, server: Bun.Server<undefined>) => handler(req, server, { pattern })]));
+  const hsts = tls && options.hstsMaxAge ? `max-age=${options.hstsMaxAge}` : undefined;
+  const handle: FetchHandler = hsts
+    ? async (req, server, raw) => {
+        const response = await handler(req, server, raw);
+        response.headers.set("strict-transport-security", hsts);
+        return response;
+      }
+    : handler;
+  const routes = Object.fromEntries(rawRoutes.map((pattern) => [pattern, (req: Request, server: Bun.Server<undefined>) => handle(req, server, { pattern })]));
   try {
     return Bun.serve({
       hostname: options.host,
       port: options.port,
       reusePort: false, // a second copy on the same port must fail, not silently share it
       idleTimeout: 60,
-      ...(tls ? { tls } : {}),
+      ...(tls ? { tls: { ...tls, ...(options.tlsCiphers ? { ciphers: options.tlsCiphers } : {}) } } : {}),
       routes,
-      fetch: (req, server) => handler(req, server, { pattern: null }),
+      fetch: (req, server) => handle(req, server, { pattern: null }),
       // Last resort if something escapes the handler's own error mapping: still JSON, never a
       // stack, and never a 500 without its cause in the log.
       error: (err) => {
@@ -51,6 +66,7 @@ export function listen(options: ListenOptions, handler: FetchHandler, logger: Lo
     if (code === "EADDRINUSE") throw new ListenError(`port ${options.port} on ${options.host} is already in use`);
     if (code === "EACCES") throw new ListenError(`no permission to listen on ${options.host}:${options.port}`);
     if (code === "EADDRNOTAVAIL") throw new ListenError(`address ${options.host} is not available on this machine`);
+    if (code === "ERR_SSL_NO_CIPHER_MATCH") throw new ConfigError(`TLS_CIPHERS names no cipher suite this build knows: ${JSON.stringify(options.tlsCiphers)}`);
     if (tls) throw new ConfigError(`TLS certificate or key rejected: ${(err as Error).message}`);
     // A name that does not resolve (ENOTFOUND), or to an address of another machine (ENOTSUP).
     throw new ListenError(`cannot listen on ${options.host}:${options.port} (${code ?? (err as Error).message}): HOST must be an address or name of this machine (0.0.0.0: every interface)`);
