@@ -54,7 +54,7 @@ export function answerKey(query: ProductCostQuery, format: RowFormat): AnswerKey
     format,
     range: { firstDay: query.monthFrom, lastDay: query.monthTo, id: `${query.monthFrom} ${query.monthTo}` },
     cached: `${format} ${question.join(" ")}`,
-    fileName: `product-costs_${question.join("_")}.csv`,
+    fileName: `product-costs_${question.join("_")}${format === "csv-excel" ? "_excel" : ""}.csv`,
     tags(build, version) {
       const state = createHash("sha256").update([build, version, ...question].join("\n")).digest("base64url").slice(0, 22);
       return (coding) => `"${state}-${format}${coding ? `-${coding}` : ""}"`;

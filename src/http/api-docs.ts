@@ -85,7 +85,7 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
     headers: {
       ...VALIDATORS,
       "Content-Disposition": {
-        description: 'CSV only: attachment; filename="product-costs_<month_from>_<month_to>_<segment>.csv".',
+        description: 'CSV only: attachment; filename="product-costs_<month_from>_<month_to>_<segment>.csv" (the Excel-safe variant: "..._<segment>_excel.csv").',
         schema: { type: "string", example: 'attachment; filename="product-costs_2026-10-01_2026-10-31_normal.csv"' },
       },
       "Content-Encoding": {
@@ -100,7 +100,9 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
           type: "string",
           description:
             "RFC 4180 CSV, UTF-8, CRLF line ends: a header line, then one line per row with the same columns and values as the JSON. " +
-            'A null is an empty cell; an empty string is "". Sent with Content-Disposition: attachment.',
+            'A null is an empty cell; an empty string is "". Sent with Content-Disposition: attachment. ' +
+            "Accept: text/csv; variant=excel asks for the Excel-safe variant (Content-Type text/csv; charset=utf-8; variant=excel): " +
+            "a UTF-8 byte order mark first, and a text cell beginning with =, +, -, @, tab or CR quoted behind a single quote.",
         },
         example: `${CSV_HEADER}1001,SKU-B,Bravo,2010.75,0,,1.25\r\n`,
       },

@@ -5,6 +5,7 @@
 
 import type { KeyMatch } from "../auth/api-keys.ts";
 import type { BodyOutcome } from "./body.ts";
+import type { RowFormat } from "./accept.ts";
 import { requestTarget, type RequestTarget } from "./request-target.ts";
 
 export interface RequestContext {
@@ -24,7 +25,7 @@ export interface RequestContext {
   /** From the checked request to the database's first rows (including the wait for a connection). */
   firstRowsMs?: number;
   /** The format rows are written in, for a 200 of the endpoint. */
-  format?: "json" | "csv";
+  format?: RowFormat;
   rows?: number;
   /** The cause of a 5xx, for the log (never for the body). */
   error?: unknown;

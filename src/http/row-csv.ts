@@ -4,6 +4,13 @@
 // apart, as in PostgreSQL's COPY ... CSV. Ids and amounts are the exact decimal text from
 // PostgreSQL, as in the JSON: no Number() anywhere. Like row-json.ts, it copies the bytes
 // PostgreSQL sent (UTF-8) instead of decoding them.
+//
+// The Excel-safe variant (Accept: text/csv; variant=excel) differs in two ways only: a UTF-8
+// byte order mark first, without which Excel reads the bytes in the machine's code page and
+// garbles every non-ASCII name; and a text cell that begins with =, +, -, @, tab or CR, which
+// a spreadsheet runs as a formula (OWASP's "CSV injection"), is written as OWASP recommends:
+// quoted, behind a single quote, so it shows as the text it is. Amounts are numbers, never
+// escaped: a negative amount stays a number.
 
 import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../db/product-costs.ts";
 import { finiteDecimal, isTextColumn } from "./row-cells.ts";
@@ -16,9 +23,18 @@ const QUOTE = 0x22;
 const COMMA = 0x2c;
 const CR = 0x0d;
 const LF = 0x0a;
+const APOSTROPHE = 0x27;
+/** First bytes a spreadsheet reads as the start of a formula (OWASP CSV injection). */
+const FORMULA_LEAD = new Set([0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d]); // = + - @ TAB CR
 
-/** The quotes a text cell needs to be one cell: 0 when none, else 2 plus one per quote inside. */
-function quoting(cell: Uint8Array): number {
+const startsFormula = (cell: Uint8Array) => cell.length > 0 && FORMULA_LEAD.has(cell[0]!);
+
+/**
+ * The bytes a text cell needs beyond its own to be one cell: 0 when none, else 2 plus one per
+ * quote inside, plus the single quote of a formula-leading cell (`excel`).
+ */
+function quoting(cell: Uint8Array, excel: boolean): number {
+  if (excel && startsFormula(cell)) return 3 + quoteCount(cell);
   if (cell.length === 0) return 2; // "" keeps an empty string apart from a null
   let quotes = 0;
   let special = false;
@@ -30,8 +46,14 @@ function quoting(cell: Uint8Array): number {
   return quotes > 0 || special ? 2 + quotes : 0;
 }
 
-/** `prefix` (such as the header line), then one CRLF-terminated line per row, in UTF-8. */
-export function rowsCsv(rows: readonly ProductCostRow[], prefix = ""): Uint8Array {
+function quoteCount(cell: Uint8Array): number {
+  let quotes = 0;
+  for (let i = 0; i < cell.length; i++) if (cell[i] === QUOTE) quotes++;
+  return quotes;
+}
+
+/** `prefix` (such as the header line), then one CRLF-terminated line per row, in UTF-8; `excel`: formula-leading text escaped. */
+export function rowsCsv(rows: readonly ProductCostRow[], prefix = "", excel = false): Uint8Array {
   const prefixBytes = encoder.encode(prefix);
   let size = prefixBytes.length;
   const extra = new Int32Array(rows.length * PRODUCT_COST_COLUMNS.length); // each text cell's quoting
@@ -41,7 +63,7 @@ export function rowsCsv(rows: readonly ProductCostRow[], prefix = ""): Uint8Arra
     for (let f = 0; f < PRODUCT_COST_COLUMNS.length; f++) {
       const cell = row[f];
       if (cell == null) continue;
-      if (isTextColumn(f)) extra[r * PRODUCT_COST_COLUMNS.length + f] = quoting(cell);
+      if (isTextColumn(f)) extra[r * PRODUCT_COST_COLUMNS.length + f] = quoting(cell, excel);
       else finiteDecimal(cell, PRODUCT_COST_COLUMNS[f]!);
       size += cell.length + extra[r * PRODUCT_COST_COLUMNS.length + f]!;
     }
@@ -61,6 +83,7 @@ export function rowsCsv(rows: readonly ProductCostRow[], prefix = ""): Uint8Arra
         continue;
       }
       out[o++] = QUOTE;
+      if (excel && startsFormula(cell)) out[o++] = APOSTROPHE;
       for (let i = 0; i < cell.length; i++) {
         if (cell[i] === QUOTE) out[o++] = QUOTE;
         out[o++] = cell[i]!;
@@ -77,6 +100,14 @@ export function rowsCsv(rows: readonly ProductCostRow[], prefix = ""): Uint8Arra
 export const CSV_TABLE: RowEncoding = {
   begin: (rows) => rowsCsv(rows, CSV_HEADER),
   more: (rows) => rowsCsv(rows),
+  end: "",
+  rows: (rows) => rows.length,
+};
+
+/** The Excel-safe variant: the BOM and the header line, then every row, formula-leading text escaped. */
+export const CSV_EXCEL_TABLE: RowEncoding = {
+  begin: (rows) => rowsCsv(rows, "\uFEFF" + CSV_HEADER, true),
+  more: (rows) => rowsCsv(rows, "", true),
   end: "",
   rows: (rows) => rows.length,
 };

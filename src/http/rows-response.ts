@@ -8,22 +8,27 @@ import type { AnswerKey } from "./answer-key.ts";
 import type { ChunkStream } from "./body.ts";
 import type { RequestContext } from "./request-context.ts";
 import { BASE_HEADERS } from "./responses.ts";
-import { CSV_TABLE } from "./row-csv.ts";
+import { CSV_EXCEL_TABLE, CSV_TABLE } from "./row-csv.ts";
 import { encodedRows, JSON_ARRAY, RENDERED_JSON, type RowEncoding } from "./row-stream.ts";
 
 export const CSV_TYPE = "text/csv; charset=utf-8";
+/** The Excel-safe variant says what it is, as it was asked for. */
+export const CSV_EXCEL_TYPE = "text/csv; charset=utf-8; variant=excel";
 
 /** The headers of the 200 of `key` (its format chosen from the Accept header). */
 export function answerHeaders(key: AnswerKey): Record<string, string> {
   if (key.format === "json") return { ...BASE_HEADERS, vary: "Accept" };
   // The dates are validated YYYY-MM-DD and the segment one of three words: safe in a file name.
-  return { ...BASE_HEADERS, "content-type": CSV_TYPE, "content-disposition": `attachment; filename="${key.fileName}"`, vary: "Accept" };
+  const type = key.format === "csv-excel" ? CSV_EXCEL_TYPE : CSV_TYPE;
+  return { ...BASE_HEADERS, "content-type": type, "content-disposition": `attachment; filename="${key.fileName}"`, vary: "Accept" };
 }
 
 /** The body of the 200 for `read`: the rendered answer as it is, or the rows in the format already chosen (context.format). */
 export function rowsSource(read: ProductCostRead, context: RequestContext): ChunkStream {
   if (read.kind === "rendered") return rowSource(read.batches, context, RENDERED_JSON);
-  return context.format === "csv" ? rowSource(read.batches, context, CSV_TABLE) : rowSource(read.batches, context, JSON_ARRAY);
+  if (context.format === "csv") return rowSource(read.batches, context, CSV_TABLE);
+  if (context.format === "csv-excel") return rowSource(read.batches, context, CSV_EXCEL_TABLE);
+  return rowSource(read.batches, context, JSON_ARRAY);
 }
 
 function rowSource<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): ChunkStream {

@@ -27,7 +27,7 @@ export interface RequestObservation {
   status: number;
   /** How the body ended (http/body.ts). */
   end: "complete" | "client_closed" | "failed";
-  context: { target: { path: string }; walked?: boolean; key?: { label?: string }; format?: "json" | "csv"; rows?: number };
+  context: { target: { path: string }; walked?: boolean; key?: { label?: string }; format?: "json" | "csv" | "csv-excel"; rows?: number };
   /** Its failure as failures.ts classified it (once, where the request finished), if it failed. */
   failure?: Pick<Failure, "metric">;
   /** From the request's arrival to the last byte of its body (or the failure). */
@@ -182,7 +182,8 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
         if (context.key) keyRequests.inc({ key: context.key.label ?? "unlabelled", status: String(status) });
         if (end !== "complete") cutShort.inc({ cause: end === "client_closed" ? "client" : "server" });
         duration.observe({ route }, seconds);
-        if (context.rows !== undefined) rows.inc({ format: context.format ?? "json" }, context.rows);
+        // The Excel-safe variant is CSV rows too: the label keeps its two values.
+        if (context.rows !== undefined) rows.inc({ format: context.format === "csv-excel" ? "csv" : (context.format ?? "json") }, context.rows);
         const counted = failure?.metric;
         if (counted === "request_timeout") timeouts.inc({});
         else if (counted) dbErrors.inc({ kind: counted });
