@@ -16,7 +16,7 @@ import type { RequestObservation } from "../metrics/service-metrics.ts";
 import type { BodyEnd, BodyOutcome } from "./body.ts";
 import { ServiceRequest, type RequestContext } from "./request-context.ts";
 import { oversizedRequest } from "./request-guard.ts";
-import { hasDotSegment, leftItsRawRoute, type RawRoute } from "./raw-routes.ts";
+import { walkedWithDots, type RawRoute } from "./raw-routes.ts";
 import { internalUrl, requestTarget } from "./request-target.ts";
 import { bodyBytesOf, bodyWithSize, detailResponse, SECURITY_HEADERS } from "./responses.ts";
 
@@ -89,9 +89,7 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
         // Read back from the URL the app routes, so the log, the metrics and validation see
         // the path and query exactly as routed (dot segments resolved, odd bytes escaped).
         context.target = requestTarget(request.url) ?? target;
-        // A URL Bun built from the Host has its dot segments resolved already; a bare one is the raw target.
-        const built = !arrived.url.startsWith("/");
-        context.walked = hasDotSegment(target.path) || (raw !== undefined && built && leftItsRawRoute(raw, context.target.path, rawRoutes));
+        context.walked = walkedWithDots(arrived.url, target.path, context.target.path, raw, rawRoutes);
         response = context.walked
           ? detailResponse(404, "Not Found")
           : (oversizedRequest(context.target, request.headers) ?? trailingSlashRedirect(context.target) ?? (await app.handle(request)));

@@ -44,6 +44,21 @@ export function leftItsRawRoute(raw: RawRoute, routedPath: string, patterns: rea
   return owner !== raw.pattern;
 }
 
+/**
+ * Whether a request walked to its path with dot segments: its path as Bun gave it (`url`)
+ * holds one, or (`raw`: Bun's router ran) normalising moved it into another pattern. Bun
+ * leaves `url` raw when it cannot use the Host (a bare target, or a string no URL parser
+ * takes, such as `http://[::1/p`); its router matches no pattern for a target with `#` in
+ * its path, so for such a raw URL the dot segments it holds are the whole answer.
+ */
+export function walkedWithDots(url: string, givenPath: string, routedPath: string, raw: RawRoute | undefined, patterns: readonly string[]): boolean {
+  if (hasDotSegment(givenPath)) return true;
+  if (raw === undefined) return false;
+  const rawUrl = url.startsWith("/") || !URL.canParse(url);
+  if (rawUrl && /^[^?]*#/.test(url)) return false;
+  return leftItsRawRoute(raw, routedPath, patterns);
+}
+
 // `.` or `..`, each dot literal or %2e in any case (WHATWG URL resolves all of these).
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 

@@ -68,6 +68,8 @@ describe("dot segments on the wire", () => {
         [`/external/%2E%2e${path}`, "a b"],
         [`/external/v1/../..${path}`, ""],
         [`/external/.%2e${path}`, "[::1"],
+        [`/external/.%2e${path}`, "xn--"],
+        [`/external/v1/../..${path}#f`, "[::1"],
       ] as const)
         answers.push({ target, host, ...(await get(target, host)) });
       expect(answers.map(({ status, type, body }) => ({ status, type, body }))).toEqual(answers.map(() => NOT_FOUND));
@@ -94,6 +96,9 @@ describe("dot segments on the wire", () => {
     // `/healthz#f` reaches the handler as /healthz from Bun's fallback, like `/x/../healthz#f`.
     expect(await get("/healthz#f")).toEqual(NOT_FOUND);
     expect((await get("/healthz?x#f")).status).toBe(200);
+    // Where Bun leaves the URL raw (a Host it cannot use), the fragment is dropped as before.
+    expect((await get("/healthz#f", "[::1")).status).toBe(200);
+    expect((await get("/healthz#f", "a b")).status).toBe(200);
   });
 
   test("a walk to a path nobody serves stays the 404 it was; the endpoint's trailing slash still redirects", async () => {
