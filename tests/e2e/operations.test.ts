@@ -256,6 +256,8 @@ describe("bad configuration stops the start with one line on stderr and exit cod
     ["the TLS key file is missing", () => ["--tls-cert-file", files.cert1!, "--tls-key-file", join(work, "no-such-key.pem")], () => ({}),
       () => `cannot read TLS_KEY_FILE ${join(work, "no-such-key.pem")}: ENOENT`],
     ["half a TLS pair", () => ["--tls-cert-file", files.cert1!], () => ({}), () => "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
+    ["TLS_CIPHERS names no known suite", () => ["--tls-ciphers", "NOPE"], () => ({ TLS_CERT_FILE: files.cert1!, TLS_KEY_FILE: files.key1! }),
+      () => 'TLS_CIPHERS names no cipher suite this build knows: "NOPE"'],
     ["the key file is a directory", () => [], () => ({ PRODUCT_COST_API_KEYS_FILE: join(work, "keys-dir") }),
       () => `cannot read API key file ${join(work, "keys-dir")}: EISDIR`],
     ["a digest is malformed", () => [], () => ({ PRODUCT_COST_API_KEYS: "sha256:abc" }),
