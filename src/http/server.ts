@@ -58,7 +58,7 @@ export function listen(options: ListenOptions, handler: FetchHandler, logger: Lo
       // stack, and never a 500 without its cause in the log.
       error: (err) => {
         logger.error("request failed outside the handler", errorFields(err));
-        return detailResponse(500, "INTERNAL_ERROR");
+        return detailResponse(500, "INTERNAL_ERROR", hsts ? { "strict-transport-security": hsts } : {});
       },
     });
   } catch (err) {

@@ -82,6 +82,15 @@ describe("dot segments on the wire", () => {
     }
   });
 
+  test("a walk's answer has the very headers of an unknown path's 404", async () => {
+    const headersOf = async (target: string) => {
+      const head = `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
+      const answer = parseAnswer(await rawRoundTrip(server.port!, Buffer.from(head, "latin1")))!;
+      return [...answer.headers].filter(([name]) => name !== "date" && name !== "x-request-id");
+    };
+    expect(await headersOf("/external/%2e%2e/metrics")).toEqual(await headersOf("/nothing"));
+  });
+
   test("a walk is logged with the path it led to and dot_segments, and counted under no route", async () => {
     await get("/external/%2e%2e/healthz");
     await Bun.sleep(50);
@@ -99,6 +108,12 @@ describe("dot segments on the wire", () => {
     // Where Bun leaves the URL raw (a Host it cannot use), the fragment is dropped as before.
     expect((await get("/healthz#f", "[::1")).status).toBe(200);
     expect((await get("/healthz#f", "a b")).status).toBe(200);
+  });
+
+  test("percent-encoded letters name no served path, walked to or not", async () => {
+    for (const target of ["/metric%73", "/external/%2e%2e/metric%73", "/%68ealthz", "/external/%2e%2e/%68ealthz"]) {
+      expect({ target, ...(await get(target)) }).toEqual({ target, ...NOT_FOUND });
+    }
   });
 
   test("a walk to a path nobody serves stays the 404 it was; the endpoint's trailing slash still redirects", async () => {
