@@ -4,7 +4,7 @@
 // on every answer the handler makes (HSTS_MAX_AGE; Bun's bare parser errors have none).
 
 import { readFileSync } from "node:fs";
-import { ConfigError } from "../config.ts";
+import { ConfigError, INTERMEDIATE_CIPHERS } from "../config.ts";
 import { ListenError } from "../failures.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { detailResponse } from "./responses.ts";
@@ -15,7 +15,7 @@ export interface ListenOptions {
   port: number;
   tlsCertFile?: string;
   tlsKeyFile?: string;
-  /** TLS 1.2 suites, OpenSSL's syntax (TLS_CIPHERS); unset: Bun's default. */
+  /** TLS 1.2 suites, OpenSSL's syntax (TLS_CIPHERS); unset: Mozilla's intermediate profile (INTERMEDIATE_CIPHERS). */
   tlsCiphers?: string;
   /** Strict-Transport-Security max-age on HTTPS answers (HSTS_MAX_AGE); 0 or unset: none. */
   hstsMaxAge?: number;
@@ -51,7 +51,7 @@ export function listen(options: ListenOptions, handler: FetchHandler, logger: Lo
       port: options.port,
       reusePort: false, // a second copy on the same port must fail, not silently share it
       idleTimeout: 60,
-      ...(tls ? { tls: { ...tls, ...(options.tlsCiphers ? { ciphers: options.tlsCiphers } : {}) } } : {}),
+      ...(tls ? { tls: { ...tls, ciphers: options.tlsCiphers ?? INTERMEDIATE_CIPHERS } } : {}),
       routes,
       fetch: (req, server) => handle(req, server, { pattern: null }),
       // Last resort if something escapes the handler's own error mapping: still JSON, never a
