@@ -11,10 +11,10 @@
 //   ConfigError, ListenError,  exit 2: the operator fixes how it is run (systemd does not
 //   DataError, InterruptedError  restart after 2); any other failure of a command exits 1
 
-import { ConfigError } from "./config.ts";
+import { ConfigError } from "./settings/config.ts";
 import { databaseErrorKind, type DatabaseErrorKind } from "./db/errors.ts";
 import { databaseProblem, type DatabaseProblem } from "./db/problems.ts";
-import { errorFields, type Level, type Logger } from "./log.ts";
+import { errorFields, type Level, type Logger } from "./output/log.ts";
 
 /** An answer with a fixed status and `{"detail": "<code>"}` body. */
 export class ApiError extends Error {

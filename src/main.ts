@@ -7,7 +7,7 @@ import "./production-mode.ts"; // first: before any library reads NODE_ENV
 import { readCommandLine } from "./cli/command-line.ts";
 import { commandHelp, commandNamed } from "./cli/commands.ts";
 import { classify, exitOnUncaught } from "./failures.ts";
-import { createLogger, stdoutIsJournal } from "./log.ts";
+import { createLogger, stdoutIsJournal } from "./output/log.ts";
 
 /** The command and its own part of the line: `--version` and `--help` first, else serve when no command is named. */
 function commandOf(argv: readonly string[]): [name: string, args: readonly string[]] {

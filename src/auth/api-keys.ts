@@ -5,7 +5,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../settings/config.ts";
 
 // The prefix in any case (SHA256: as people write it), then 64 hex digits in any case.
 const DIGEST_PREFIX = /^sha256:/i;

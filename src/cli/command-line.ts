@@ -2,8 +2,8 @@
 // flags, its arguments and the settings it reads, every problem reported at once in one
 // ConfigError, each kind of refusal in one wording whatever the command.
 
-import { boolOf, ConfigError, readSettings, settingsOf, SETTINGS, type Config } from "../config.ts";
-import type { Logger } from "../log.ts";
+import { boolOf, ConfigError, readSettings, settingsOf, SETTINGS, type Config } from "../settings/config.ts";
+import type { Logger } from "../output/log.ts";
 
 /** A command's own flag (`--rebuild`, `--label NAME`), beside the settings' flags. */
 export interface OwnFlag {

@@ -2,9 +2,9 @@
 // the database check and every --help come, so that what is documented is what is accepted.
 // main.ts looks the command up here and calls its run.
 
-import { ConfigError, settingsOf } from "../config.ts";
+import { ConfigError, settingsOf } from "../settings/config.ts";
 import { TABLES } from "../load/load-csv.ts";
-import { DEFAULT_INSTALL_PATH, UNIT_KINDS } from "../systemd-unit.ts";
+import { DEFAULT_INSTALL_PATH, UNIT_KINDS } from "../systemd/units.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import { argsUsage, type CommandSpec } from "./command-line.ts";
 import { generateKey, hashKey } from "./keys.ts";

@@ -3,7 +3,7 @@
 
 import { randomBytes } from "node:crypto";
 import { KEY_CHARACTERS, sha256Hex } from "../auth/api-keys.ts";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../settings/config.ts";
 import type { CommandLine } from "./command-line.ts";
 import { InterruptedError } from "../failures.ts";
 

@@ -2,13 +2,13 @@
 // configured database (DATABASE_URL, or the embedded one in --data-dir), then refreshes.
 
 import { accessSync, constants, statSync } from "node:fs";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../settings/config.ts";
 import { DataError } from "../failures.ts";
 import { openDatabase } from "../db/open.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
 import { loadCsv, LoadError } from "../load/load-csv.ts";
-import type { Logger } from "../log.ts";
-import { megabytes, progressLines } from "../progress.ts";
+import type { Logger } from "../output/log.ts";
+import { megabytes, progressLines } from "../output/progress.ts";
 import type { CommandLine } from "./command-line.ts";
 
 /**

@@ -8,8 +8,8 @@ import { indexBuildProgress, migrate, plannedMigrations } from "../db/migrations
 import { openDatabase } from "../db/open.ts";
 import { databaseProblem } from "../db/problems.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
-import type { Logger } from "../log.ts";
-import { heartbeat } from "../progress.ts";
+import type { Logger } from "../output/log.ts";
+import { heartbeat } from "../output/progress.ts";
 import type { CommandLine } from "./command-line.ts";
 import { onDatabase } from "./on-database.ts";
 

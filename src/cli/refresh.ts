@@ -6,7 +6,7 @@
 import { openDatabase } from "../db/open.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
 import { EVERY_MINUTE, refreshProblem } from "../db/refresh.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../output/log.ts";
 import type { CommandLine } from "./command-line.ts";
 import { onDatabase } from "./on-database.ts";
 

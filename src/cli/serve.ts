@@ -4,16 +4,16 @@
 // requests on SIGTERM/SIGINT before it exits.
 
 import { loadKeyRing, type ApiKeyRing } from "../auth/api-keys.ts";
-import { ConfigError, type Config } from "../config.ts";
+import { ConfigError, type Config } from "../settings/config.ts";
 import { ShutdownCutError } from "../failures.ts";
 import { startBackgroundRefresh } from "../db/background-refresh.ts";
 import { openDatabase } from "../db/open.ts";
 import { listen } from "../http/server.ts";
 import { createService } from "../http/service.ts";
-import { errorFields, type Logger } from "../log.ts";
+import { errorFields, type Logger } from "../output/log.ts";
 import { createServiceMetrics } from "../metrics/service-metrics.ts";
-import { logKeyWarnings, reloadOnSighup, tlsDigest } from "../reload.ts";
-import { systemdNotifier, type Notifier } from "../systemd-notify.ts";
+import { logKeyWarnings, reloadOnSighup, tlsDigest } from "./reload.ts";
+import { systemdNotifier, type Notifier } from "../systemd/notify.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import type { CommandLine } from "./command-line.ts";
 

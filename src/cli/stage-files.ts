@@ -12,8 +12,8 @@
 import { chownSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SYSTEMD_CREDENTIAL_NAME } from "../auth/api-keys.ts";
-import { ConfigError, DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL } from "../config.ts";
-import { CONFIG_DIRECTORY } from "../systemd-unit.ts";
+import { ConfigError, DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL } from "../settings/config.ts";
+import { CONFIG_DIRECTORY } from "../systemd/units.ts";
 import type { CommandLine } from "./command-line.ts";
 
 /** The files staged: the name under /etc/product-cost-export → the name the service reads. */

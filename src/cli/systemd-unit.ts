@@ -1,8 +1,8 @@
 // `systemd-unit [service|refresh|refresh-timer] [--exec-path PATH]`: prints a unit (their text:
 // ../systemd-unit.ts), warning when the executable's path is one the unit's sandbox hides.
 
-import { ConfigError } from "../config.ts";
-import { DEFAULT_INSTALL_PATH, systemdUnit, type UnitKind } from "../systemd-unit.ts";
+import { ConfigError } from "../settings/config.ts";
+import { DEFAULT_INSTALL_PATH, systemdUnit, type UnitKind } from "../systemd/units.ts";
 import type { CommandLine } from "./command-line.ts";
 
 export function printSystemdUnit({ own, args }: CommandLine): void {

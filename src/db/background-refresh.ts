@@ -5,7 +5,7 @@
 // skips its turn (src/db/refresh.ts). A failure is logged with its cause and fix and tried
 // again at the next turn; it never stops the service, whose answers are exact without it.
 
-import type { Logger } from "../log.ts";
+import type { Logger } from "../output/log.ts";
 import { createPool, type Sql } from "./client.ts";
 import { identifyPeer } from "./not-postgresql.ts";
 import { EVERY_MINUTE, refreshProblem, refreshRollup } from "./refresh.ts";

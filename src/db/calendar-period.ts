@@ -2,7 +2,7 @@
 // answer is the one the refresh rendered (sql/queries/product_costs_rendered.sql) while the
 // change log says it still holds.
 
-import { daysInMonth } from "../calendar.ts";
+import { daysInMonth } from "../validation/calendar.ts";
 
 export type CalendarPeriod = "month" | "quarter" | "year";
 

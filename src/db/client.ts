@@ -3,8 +3,8 @@
 // reconnect backoff, bounded connect time and no NOTICE spam on stdout.
 
 import postgres from "postgres";
-import type { Logger } from "../log.ts";
-import { connectOptions, parseDatabaseUrl } from "../database-url.ts";
+import type { Logger } from "../output/log.ts";
+import { connectOptions, parseDatabaseUrl } from "../settings/database-url.ts";
 
 export type Sql = postgres.Sql<{}>;
 

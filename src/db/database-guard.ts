@@ -11,7 +11,7 @@
 // Transitions are logged once each: "database not usable" with the cause and the fix, and
 // "database usable again".
 
-import type { Logger } from "../log.ts";
+import type { Logger } from "../output/log.ts";
 import { databaseProblem, DatabaseProblemError, type DatabaseProblem } from "./problems.ts";
 
 export interface DatabaseGuard {

@@ -13,7 +13,7 @@ import m0008 from "../../sql/migrations/0008_refresh_record.sql" with { type: "t
 import indexBuildProgressSql from "../../sql/queries/index_build_progress.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
-import { indexBuildDetail, type IndexBuildProgress } from "../progress.ts";
+import { indexBuildDetail, type IndexBuildProgress } from "../output/progress.ts";
 import type { Sql } from "./client.ts";
 
 export interface Migration {

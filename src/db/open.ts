@@ -2,10 +2,10 @@
 // none is configured, the embedded one. Either way the rest of the service sees one
 // postgres.js pool, so there is one data path.
 
-import { ConfigError, type Config } from "../config.ts";
-import type { Logger } from "../log.ts";
+import { ConfigError, type Config } from "../settings/config.ts";
+import type { Logger } from "../output/log.ts";
 import { createPool } from "./client.ts";
-import { maskDatabaseUrl, parseDatabaseUrl } from "../database-url.ts";
+import { maskDatabaseUrl, parseDatabaseUrl } from "../settings/database-url.ts";
 import type { Database } from "./database.ts";
 import { openEmbedded } from "./embedded/embedded.ts";
 import { pendingMigrations } from "./migrations.ts";

@@ -1,6 +1,6 @@
 // The refresh as the commands run it (migrate, refresh, load-csv): with progress on stderr.
 
-import { progressLines } from "../progress.ts";
+import { progressLines } from "../output/progress.ts";
 import type { Sql } from "./client.ts";
 import { refreshRollup, type RefreshOptions } from "./refresh.ts";
 

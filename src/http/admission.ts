@@ -8,7 +8,7 @@
 // it fires the read is closed (a running statement cancelled, the cursor closed, the slot
 // freed) wherever it stands, waiting, opening or streaming.
 
-import { DEFAULTS } from "../config.ts";
+import { DEFAULTS } from "../settings/config.ts";
 import type { RowBatches } from "../db/product-costs.ts";
 import { OVERLOADED } from "../failures.ts";
 

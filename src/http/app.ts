@@ -11,7 +11,7 @@ import type { Readiness } from "../db/readiness.ts";
 import { lagIsLarge, LARGE_LAG_SECONDS, type RollupLag } from "../db/rollup-lag.ts";
 import { readProductCosts } from "../db/product-costs.ts";
 import type { SilenceWatch } from "../db/silence.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../output/log.ts";
 import { lastValues } from "../validation/query-string.ts";
 import { productCostParams, rangeDays } from "../validation/product-cost-params.ts";
 import { ADMISSION_DEFAULTS, createAdmission, type Admission } from "./admission.ts";
@@ -30,7 +30,7 @@ import { answerProductCosts } from "./product-costs-answer.ts";
 import type { AnswerCache } from "./answer-cache.ts";
 import { answerKey, type AnswerKey } from "./answer-key.ts";
 import { readAnswerVersion } from "../db/answer-version.ts";
-import { freshReads } from "../fresh-reads.ts";
+import { freshReads } from "./fresh-reads.ts";
 import { PRODUCT_COSTS_PATH } from "./routes.ts";
 import { ProductCostsQuery } from "./schemas.ts";
 

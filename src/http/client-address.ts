@@ -5,7 +5,7 @@
 // client can write anything into the header, so nothing left of an untrusted entry counts.
 
 import { BlockList, isIP } from "node:net";
-import { parseTrustedProxies } from "../trusted-proxies.ts";
+import { parseTrustedProxies } from "../settings/trusted-proxies.ts";
 
 /** "::ffff:10.0.0.1" as the IPv4 address it is. */
 function plain(address: string): string {

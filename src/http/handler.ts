@@ -8,7 +8,7 @@
 // never thrown into the event loop.
 
 import { clientAddress, type ClientAddress } from "./client-address.ts";
-import { errorFields, type Logger } from "../log.ts";
+import { errorFields, type Logger } from "../output/log.ts";
 import type { App } from "./app.ts";
 import { trailingSlashRedirect } from "./routes.ts";
 import { classify, ClientClosedRequestError, RequestDeadlineError, type Failure } from "../failures.ts";

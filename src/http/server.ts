@@ -4,9 +4,9 @@
 // on every answer the handler makes (HSTS_MAX_AGE; Bun's bare parser errors have none).
 
 import { readFileSync } from "node:fs";
-import { ConfigError, INTERMEDIATE_CIPHERS } from "../config.ts";
+import { ConfigError, INTERMEDIATE_CIPHERS } from "../settings/config.ts";
 import { ListenError } from "../failures.ts";
-import { errorFields, type Logger } from "../log.ts";
+import { errorFields, type Logger } from "../output/log.ts";
 import { detailResponse } from "./responses.ts";
 import type { FetchHandler } from "./handler.ts";
 

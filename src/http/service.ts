@@ -4,13 +4,13 @@
 // with it and the in-process tests call it, so what a test sees is what the executable runs.
 
 import type { ApiKeyRing } from "../auth/api-keys.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../settings/config.ts";
 import type { Database } from "../db/database.ts";
 import { createDatabaseGuard } from "../db/database-guard.ts";
 import { checkReadiness, type Readiness } from "../db/readiness.ts";
 import { readRollupLag } from "../db/rollup-lag.ts";
 import { createSilenceWatch } from "../db/silence.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../output/log.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { createAdmission, type Admission } from "./admission.ts";
 import { createAnswerCache, type AnswerCache } from "./answer-cache.ts";

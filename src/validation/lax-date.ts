@@ -22,7 +22,7 @@
  * length below is a byte index into the UTF-8 encoding of the input.
  */
 
-import { daysInMonth } from "../calendar.ts";
+import { daysInMonth } from "./calendar.ts";
 
 export type LaxDateError =
   | { type: "date_from_datetime_parsing"; msg: string; ctx: { error: string } }

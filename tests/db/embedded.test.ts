@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError } from "../../src/config.ts";
+import { ConfigError } from "../../src/settings/config.ts";
 import { openEmbedded, type EmbeddedDatabase } from "../../src/db/embedded/embedded.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { KEY, testApp } from "../support/app.ts";

@@ -11,7 +11,7 @@ import type { Sql } from "../../src/db/client.ts";
 import { JANUARY_NORMAL } from "../http/fixture.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { MIGRATIONS } from "../../src/db/migrations.ts";
-import { maskDatabaseUrl } from "../../src/database-url.ts";
+import { maskDatabaseUrl } from "../../src/settings/database-url.ts";
 import { cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { SERVER_URL, testDatabase } from "../support/database.ts";
 import { unusedPort } from "../support/ports.ts";

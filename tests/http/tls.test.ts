@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULTS } from "../../src/config.ts";
+import { DEFAULTS } from "../../src/settings/config.ts";
 import { listen, type ListenOptions } from "../../src/http/server.ts";
 import { noDatabase, testApp } from "../support/app.ts";
 import { memoryLogger } from "../support/memory-logger.ts";
@@ -151,7 +151,7 @@ test("Bun 1.4.5 pin: server.reload({ tls }) keeps serving the first certificate 
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, tls: read(one), fetch: () => new Response("ok") });
   try {
     server.reload({ fetch: () => new Response("ok"), tls: read(two) } as Parameters<typeof server.reload>[0]);
-    // When this fails, Bun swaps certificates on reload: SIGHUP can take a renewed one (src/reload.ts).
+    // When this fails, Bun swaps certificates on reload: SIGHUP can take a renewed one (src/cli/reload.ts).
     expect((await handshake(server.port!, "-tls1_3"))?.peer).toBe("CN = reload-one");
   } finally {
     server.stop(true);

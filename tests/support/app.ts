@@ -3,7 +3,7 @@
 // demo's header are the executable's; the options tune what tests need to watch.
 
 import { buildKeyRing, type ApiKeyRing } from "../../src/auth/api-keys.ts";
-import { DEFAULTS } from "../../src/config.ts";
+import { DEFAULTS } from "../../src/settings/config.ts";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import type { Admission } from "../../src/http/admission.ts";
 import type { AnswerCache } from "../../src/http/answer-cache.ts";

@@ -3,8 +3,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildKeyRing, loadKeyRing, parseKeyFile, sha256Hex, type ApiKeyRing } from "../../src/auth/api-keys.ts";
-import { ConfigError, type Config } from "../../src/config.ts";
-import { reloadOnSighup } from "../../src/reload.ts";
+import { ConfigError, type Config } from "../../src/settings/config.ts";
+import { reloadOnSighup } from "../../src/cli/reload.ts";
 import { memoryLogger } from "../support/memory-logger.ts";
 
 const entry = (value: string) => ({ value, source: "test" });

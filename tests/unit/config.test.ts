@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readCommandLine } from "../../src/cli/command-line.ts";
 import { commandHelp, commandNamed, COMMANDS, overviewHelp } from "../../src/cli/commands.ts";
-import { ConfigError, SETTINGS, settingsOf, type Config, type SettingSpec } from "../../src/config.ts";
+import { ConfigError, SETTINGS, settingsOf, type Config, type SettingSpec } from "../../src/settings/config.ts";
 import { loadConfig } from "../support/config.ts";
 
 const work = mkdtempSync(join(tmpdir(), "pce-config-"));

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { connectOptions, DatabaseUrlError, maskDatabaseUrl, parseDatabaseUrl } from "../../src/database-url.ts";
+import { connectOptions, DatabaseUrlError, maskDatabaseUrl, parseDatabaseUrl } from "../../src/settings/database-url.ts";
 
 describe("DATABASE_URL is read as libpq reads a connection URI", () => {
   test("user, password, host, port and database, %-decoded", () => {

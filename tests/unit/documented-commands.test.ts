@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { COMMANDS } from "../../src/cli/commands.ts";
-import { SETTINGS } from "../../src/config.ts";
+import { SETTINGS } from "../../src/settings/config.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const DOCS = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];

@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { SETTINGS } from "../../src/config.ts";
+import { SETTINGS } from "../../src/settings/config.ts";
 
 const readme = readFileSync(resolve(import.meta.dir, "../../README.md"), "utf8");
 

@@ -6,8 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stageFiles } from "../../src/cli/stage-files.ts";
-import { ConfigError } from "../../src/config.ts";
-import { notifySocketAddress, systemdNotifier } from "../../src/systemd-notify.ts";
+import { ConfigError } from "../../src/settings/config.ts";
+import { notifySocketAddress, systemdNotifier } from "../../src/systemd/notify.ts";
 
 const work = mkdtempSync(join(tmpdir(), "pce-stage-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -13,7 +13,7 @@
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { ConfigError } from "../../config.ts";
+import { ConfigError } from "../../settings/config.ts";
 import { createPool, SERVING_SETTINGS, type Sql } from "../client.ts";
 import type { Database } from "../database.ts";
 import { DATABASE_DIR, type Seed, type StartMessage, type WorkerMessage } from "./protocol.ts";

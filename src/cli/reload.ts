@@ -10,10 +10,10 @@
 // restart is needed to serve it.
 
 import { createHash } from "node:crypto";
-import { loadKeyRing, type ApiKeyRing } from "./auth/api-keys.ts";
-import type { Config } from "./config.ts";
-import { readTls } from "./http/server.ts";
-import { errorFields, type Logger } from "./log.ts";
+import { loadKeyRing, type ApiKeyRing } from "../auth/api-keys.ts";
+import type { Config } from "../settings/config.ts";
+import { readTls } from "../http/server.ts";
+import { errorFields, type Logger } from "../output/log.ts";
 
 /** A digest of the certificate and key files' current content; undefined without TLS. */
 export function tlsDigest(config: Config): string | undefined {
