@@ -26,16 +26,23 @@ export const DOCS_ASSETS: Readonly<Record<string, { file: string; type: string }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** A response header as the document describes it. */
-type Header = { description: string; required?: boolean; schema: { type: "string" | "integer"; enum?: string[]; format?: string; example?: string } };
-const REQUEST_ID: Record<string, Header> = {
+type Header = { description: string; required?: boolean; schema: { type: "string" | "integer"; enum?: string[]; format?: string; pattern?: string; example?: string } };
+/** What every answer of the route says, whatever its status. */
+const EVERY_ANSWER: Record<string, Header> = {
   "X-Request-Id": {
     description: "The request's id: the caller's X-Request-Id when it is 1-128 of [A-Za-z0-9._:-], else a generated UUID. Also in the log line.",
-    schema: { type: "string" },
+    required: true,
+    schema: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,128}$" },
+  },
+  "X-Content-Type-Options": {
+    description: "nosniff: a browser takes the answer for what its Content-Type says, never for HTML or script.",
+    required: true,
+    schema: { type: "string", enum: ["nosniff"] },
   },
 };
 /** What every error says besides its body: errors are never kept. */
 const ERROR_HEADERS: Record<string, Header> = {
-  ...REQUEST_ID,
+  ...EVERY_ANSWER,
   "Cache-Control": { description: "no-store: an error is never kept by a cache.", schema: { type: "string", enum: ["no-store"] } },
 };
 const RETRY_AFTER: Record<string, Header> = {
@@ -50,13 +57,13 @@ const error = (description: string, schema: object, headers: Record<string, Head
 // What the 200 and the 304 say about the answer, so that a client can keep it and ask again
 // cheaply (docs/api.md, Caching and conditional requests).
 const VALIDATORS: Record<string, Header> = {
-  ...REQUEST_ID,
+  ...EVERY_ANSWER,
   ETag: {
     description:
       "A strong tag of this representation (JSON or CSV, and its content coding) of the answer in the data's current state. " +
       "Send it back in If-None-Match: a 304 while the range's data is unchanged.",
     required: true,
-    schema: { type: "string", example: '"mXc0Jk1ff5bUc9Bpw2Ff0A-json"' },
+    schema: { type: "string", pattern: '^"[A-Za-z0-9_-]+"$', example: '"mXc0Jk1ff5bUc9Bpw2Ff0A-json"' },
   },
   "Cache-Control": {
     description: "private, no-cache: a client may keep the answer and must ask again (If-None-Match) before using it; shared caches do not keep it.",
@@ -86,7 +93,11 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
       ...VALIDATORS,
       "Content-Disposition": {
         description: 'CSV only: attachment; filename="product-costs_<month_from>_<month_to>_<segment>.csv" (the Excel-safe variant: "..._<segment>_excel.csv").',
-        schema: { type: "string", example: 'attachment; filename="product-costs_2026-10-01_2026-10-31_normal.csv"' },
+        schema: {
+          type: "string",
+          pattern: '^attachment; filename="product-costs_\\d{4}-\\d{2}-\\d{2}_\\d{4}-\\d{2}-\\d{2}_(normal|sample|all)(_excel)?\\.csv"$',
+          example: 'attachment; filename="product-costs_2026-10-01_2026-10-31_normal.csv"',
+        },
       },
       "Content-Encoding": {
         description: "gzip or br when the Accept-Encoding header accepts it and the answer is 1 KiB or more; absent otherwise.",
