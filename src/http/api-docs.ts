@@ -39,6 +39,10 @@ const EVERY_ANSWER: Record<string, Header> = {
     required: true,
     schema: { type: "string", enum: ["nosniff"] },
   },
+  "X-Demo-Data": {
+    description: "true when the service serves its embedded demo data (made-up costs, never to be taken for real ones); absent otherwise.",
+    schema: { type: "string", enum: ["true"] },
+  },
 };
 /** What every error says besides its body: errors are never kept. */
 const ERROR_HEADERS: Record<string, Header> = {
