@@ -200,7 +200,13 @@ async function openOnce<T>(sql: Sql, statement: Statement, options: ReadOptions)
       // once the query is handed to an open connection.
       timers.push(
         setTimeout(() => {
-          if (!(query as unknown as { state?: unknown }).state) reject(new DatabaseDeadlineError(options.connectTimeoutMs!, "connection"));
+          if ((query as unknown as { state?: unknown }).state) return;
+          const late = new DatabaseDeadlineError(options.connectTimeoutMs!, "connection");
+          // A silence watch gives its verdict about now: a silent database is told as such (a
+          // problem the guard holds back on), not as this read's own deadline, which the guard
+          // takes for this request's failure alone (each next request would wait as long).
+          if (watch) timers.push(setTimeout(() => reject(late), Math.ceil(options.connectTimeoutMs! / 2)));
+          else reject(late);
         }, options.connectTimeoutMs),
       );
     }
