@@ -16,7 +16,7 @@ import { PRODUCT_COSTS_PATH } from "./routes.ts";
 
 /** What Bun's router made of the raw target: the pattern it matched, null for none (the fallback). */
 export interface RawRoute {
-  pattern: string | null;
+  readonly pattern: string | null;
 }
 
 /** The endpoint's subtree: the trailing-slash redirect answers there. */

@@ -9,6 +9,7 @@ import { ListenError } from "../failures.ts";
 import { errorFields, type Logger } from "../output/log.ts";
 import { detailResponse } from "./responses.ts";
 import type { FetchHandler } from "./handler.ts";
+import type { RawRoute } from "./raw-routes.ts";
 
 export interface ListenOptions {
   host: string;
@@ -44,7 +45,14 @@ export function listen(options: ListenOptions, handler: FetchHandler, logger: Lo
         return response;
       }
     : handler;
-  const routes = Object.fromEntries(rawRoutes.map((pattern) => [pattern, (req: Request, server: Bun.Server<undefined>) => handle(req, server, { pattern })]));
+  // Each pattern's match made once, not per request.
+  const routes = Object.fromEntries(
+    rawRoutes.map((pattern) => {
+      const matched: RawRoute = { pattern };
+      return [pattern, (req: Request, server: Bun.Server<undefined>) => handle(req, server, matched)];
+    }),
+  );
+  const unmatched: RawRoute = { pattern: null };
   try {
     return Bun.serve({
       hostname: options.host,
@@ -53,7 +61,7 @@ export function listen(options: ListenOptions, handler: FetchHandler, logger: Lo
       idleTimeout: 60,
       ...(tls ? { tls: { ...tls, ciphers: options.tlsCiphers ?? INTERMEDIATE_CIPHERS } } : {}),
       routes,
-      fetch: (req, server) => handle(req, server, { pattern: null }),
+      fetch: (req, server) => handle(req, server, unmatched),
       // Last resort if something escapes the handler's own error mapping: still JSON, never a
       // stack, and never a 500 without its cause in the log.
       error: (err) => {
