@@ -6,7 +6,7 @@
 
 import answerVersionQuery from "../../sql/queries/answer_version.sql" with { type: "text" };
 import type { Sql } from "./client.ts";
-import { readRow, type ReadOptions } from "./product-costs.ts";
+import { readRow, type ReadOptions } from "./read.ts";
 
 export interface AnswerVersion {
   /** Opaque; equal for two reads exactly when the answers (every segment) are the same. */
@@ -20,7 +20,7 @@ export async function readAnswerVersion(
   sql: Sql,
   firstDay: string,
   lastDay: string,
-  options: Omit<ReadOptions, "batchSize" | "rendered"> = { firstBatchTimeoutMs: 30_000 },
+  options: ReadOptions = { firstBatchTimeoutMs: 30_000 },
 ): Promise<AnswerVersion> {
   const row = await readRow(sql, { text: answerVersionQuery, params: [firstDay, lastDay] }, options);
   return { version: row![0]!.toString(), changedAt: row![1] ? row![1].toString() : null };

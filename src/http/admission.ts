@@ -4,12 +4,11 @@
 // the answer is 503 {"detail":"OVERLOADED"} with Retry-After, at once: a burst costs a short
 // list of waiters, never an unbounded backlog of requests held in memory.
 //
-// A read is given the request's signal (the client gone, or REQUEST_TIMEOUT_MS passed): when
-// it fires the read is closed (a running statement cancelled, the cursor closed, the slot
-// freed) wherever it stands, waiting, opening or streaming.
+// A row read (src/db/read.ts) holds its slot until it ends or is closed, and gives it back
+// itself; a short read (the answer's version) holds one while it runs.
 
 import { DEFAULTS } from "../settings/config.ts";
-import type { RowBatches } from "../db/product-costs.ts";
+import type { Slots } from "../db/read.ts";
 import { OVERLOADED } from "../failures.ts";
 
 export interface AdmissionOptions {
@@ -21,12 +20,7 @@ export interface AdmissionOptions {
   queueTimeoutMs: number;
 }
 
-export interface Admission {
-  /**
-   * Runs `open` once a slot is free and returns what it opened, its batches wrapped: the slot
-   * is held until they are read to the end or closed. Throws 503 OVERLOADED when no slot comes.
-   */
-  read<R extends { batches: RowBatches<unknown> }>(signal: AbortSignal, open: (signal: AbortSignal) => Promise<R>): Promise<R>;
+export interface Admission extends Slots {
   /** Runs a short read (`work`, a promise) in a slot, freed when it settles. Throws 503 OVERLOADED when no slot comes. */
   run<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T>;
   /** Reads running and requests waiting, for metrics and tests. */
@@ -84,48 +78,14 @@ export function createAdmission(options: AdmissionOptions): Admission {
         releaseSlot();
       }
     },
-    async read<R extends { batches: RowBatches<unknown> }>(signal: AbortSignal, open: (signal: AbortSignal) => Promise<R>): Promise<R> {
+    async acquire(signal) {
       await acquire(signal);
-      let opened: R;
-      try {
-        opened = await open(signal);
-      } catch (err) {
-        releaseSlot();
-        throw err;
-      }
-      const batches = opened.batches;
       let released = false;
-      const finish = () => {
+      return () => {
         if (released) return;
         released = true;
-        signal.removeEventListener("abort", onAbort);
         releaseSlot();
       };
-      const admitted: typeof batches = {
-        first: batches.first,
-        finished: () => batches.finished(),
-        async *rest() {
-          try {
-            yield* batches.rest();
-          } finally {
-            finish();
-          }
-        },
-        async close(reason?: unknown) {
-          try {
-            await batches.close(reason);
-          } finally {
-            finish();
-          }
-        },
-      };
-      // The client gone or the deadline passed closes the read at any point, streaming or not,
-      // and frees the slot at once: a client that never reads again holds only its socket.
-      const onAbort = () => void admitted.close(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      if (signal.aborted) onAbort();
-      else if (batches.finished()) finish();
-      return { ...opened, batches: admitted } as R;
     },
   };
 }

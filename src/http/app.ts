@@ -123,20 +123,19 @@ export function createApp(deps: AppDeps) {
         const key = answerKey(params, preferredRowFormat(request.headers.get("accept")));
         context.format = key.format;
         // Both reads in one order: a slot first (admission), then the database guard, then
-        // the read; the version's is shared by the requests that arrived while the one before ran.
+        // the read (src/db/read.ts owns all three for the rows); the version's is shared by
+        // the requests that arrived while the one before ran.
         const read = () =>
-          admission.read(context.signal, (signal) =>
-            guarded(() =>
-              readProductCosts(deps.sql, key.query, {
-                batchSize: deps.batchSize ?? 2000,
-                rendered: key.format === "json",
-                firstBatchTimeoutMs: deps.firstBatchTimeoutMs,
-                connectTimeoutMs: deps.connectTimeoutMs,
-                silence: deps.silence,
-                signal,
-              }),
-            ),
-          );
+          readProductCosts(deps.sql, key.query, {
+            batchSize: deps.batchSize ?? 2000,
+            rendered: key.format === "json",
+            firstBatchTimeoutMs: deps.firstBatchTimeoutMs,
+            connectTimeoutMs: deps.connectTimeoutMs,
+            silence: deps.silence,
+            signal: context.signal,
+            slots: admission,
+            guard: deps.guard,
+          });
         return answerProductCosts(request, context, key, {
           version: () => admission.run(context.signal, () => answerVersion(key.range, context.signal)),
           read,

@@ -29,7 +29,8 @@ export interface BodyOutcome {
 
 /** Chunks pulled as needed; `close` stops the read behind them early. */
 export interface ChunkStream {
-  chunks: AsyncIterator<Uint8Array>;
+  /** The next chunk, or undefined at the end. Throws when the read behind it fails. */
+  next(): Promise<Uint8Array | undefined>;
   close(reason: unknown): Promise<void>;
 }
 
@@ -56,7 +57,7 @@ export async function sendOk(
   const h = new Headers(headers);
   addVary(h, "Accept-Encoding");
   // The first chunk is the first batch, already in memory: reading it waits for nothing.
-  const first = "whole" in source ? source.whole[0] : (await source.chunks.next()).value;
+  const first = "whole" in source ? source.whole[0] : await source.next();
   const coding = options.wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? options.wanted : null;
   if (coding) h.set("content-encoding", coding);
   let sent: { body: ReadableStream<Uint8Array>; outcome: Promise<BodyOutcome> };
@@ -73,8 +74,7 @@ export async function sendOk(
 /** Chunks already in memory as a stream of them (the same objects: nothing is copied). */
 function inMemory(chunks: Chunks): ChunkStream {
   let i = 0;
-  const next = async (): Promise<IteratorResult<Uint8Array>> => (i < chunks.length ? { done: false, value: chunks[i++]! } : { done: true, value: undefined });
-  return { chunks: { next }, close: async () => {} };
+  return { next: async () => chunks[i++], close: async () => {} };
 }
 
 function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined, coding: "br" | "gzip" | null, { signal, budget }: SendOptions) {
@@ -107,16 +107,14 @@ function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined
   };
   // One step: the next identity chunk, compressed when asked, into the queue.
   const step = async () => {
-    let next: IteratorResult<Uint8Array>;
-    if (pending) next = { done: false, value: pending };
-    else next = rest ? await rest.chunks.next() : { done: true, value: undefined };
+    const next = pending ?? (await rest?.next());
     pending = undefined;
     if (stopped) return;
-    if (next.done) {
+    if (next === undefined) {
       if (z) enqueue(await z.end());
       produced = true;
     } else {
-      enqueue(z ? await z.write(next.value) : [next.value]);
+      enqueue(z ? await z.write(next) : [next]);
     }
   };
   // Produces while the client waits on an empty queue, or ahead of it while this answer's
@@ -154,10 +152,7 @@ function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined
     queue.length = 0;
     queued = 0;
     wakeProducer();
-    if (rest) {
-      void rest.close(reason).catch(() => {});
-      void Promise.resolve(rest.chunks.return?.()).catch(() => {});
-    }
+    void rest?.close(reason).catch(() => {});
   };
   const onAbort = () => {
     if (ended) return;

@@ -124,31 +124,38 @@ export async function answerProductCosts(request: Request, context: RequestConte
  * waiting for them read for themselves.
  */
 function keeping(source: ChunkStream, cache: AnswerCache, end: (chunks: Chunks | undefined) => void): ChunkStream {
-  async function* chunks(): AsyncGenerator<Uint8Array> {
-    const parts: Uint8Array[] = [];
-    let held = 0; // reserved in the cache for `parts`
-    let collecting = true;
-    let whole = false;
-    try {
-      for (;;) {
-        const next = await source.chunks.next();
-        if (next.done) {
-          whole = true;
-          return;
-        }
-        if (collecting && cache.reserve(next.value.byteLength)) {
-          held += next.value.byteLength;
-          parts.push(next.value);
-        } else if (collecting) {
-          collecting = false; // no room: hold none of it
-          parts.length = 0;
-        }
-        yield next.value;
+  let parts: Uint8Array[] | undefined = []; // undefined: not kept (no room)
+  let held = 0; // reserved in the cache for `parts`
+  let ended = false;
+  const finish = (whole: boolean) => {
+    if (ended) return;
+    ended = true;
+    cache.release(held);
+    end(whole ? parts : undefined);
+  };
+  return {
+    async next() {
+      let chunk: Uint8Array | undefined;
+      try {
+        chunk = await source.next();
+      } catch (err) {
+        finish(false);
+        throw err;
       }
-    } finally {
-      cache.release(held);
-      end(whole && collecting ? parts : undefined);
-    }
-  }
-  return { chunks: chunks(), close: (reason) => source.close(reason) };
+      if (chunk === undefined) finish(true);
+      else if (parts && cache.reserve(chunk.byteLength)) {
+        held += chunk.byteLength;
+        parts.push(chunk);
+      } else if (parts) {
+        parts = undefined; // no room: hold none of it
+        cache.release(held);
+        held = 0;
+      }
+      return chunk;
+    },
+    close(reason) {
+      finish(false);
+      return source.close(reason);
+    },
+  };
 }

@@ -2,7 +2,9 @@
 // already fetched when this runs (so the 200 is only sent for a query that works); a later
 // batch that fails ends the chunks with its error, and body.ts breaks the transfer off.
 
-import type { ProductCostRow, RenderedChunk, RowBatches } from "../db/product-costs.ts";
+import type { ProductCostRow, RenderedChunk } from "../db/product-costs.ts";
+import type { Read } from "../db/read.ts";
+import type { ChunkStream } from "./body.ts";
 import type { RequestContext } from "./request-context.ts";
 import { rowsJson } from "./row-json.ts";
 
@@ -38,18 +40,32 @@ export const RENDERED_JSON: RowEncoding<RenderedChunk> = {
 const bytes = (body: string | Uint8Array) => (typeof body === "string" ? encoder.encode(body) : body);
 
 /**
- * The body's chunks for `batches`: the first from the batch already fetched, then one per
+ * The body's chunks for `read`: the first from the batch already fetched, then one per later
  * batch, then the end. A failure of the read propagates (the body then breaks off); the rows
  * written so far are counted in `context.rows` for the log line and metrics.
  */
-export async function* encodedRows<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): AsyncGenerator<Uint8Array> {
-  context.rows = encoding.rows(batches.first);
-  yield bytes(encoding.begin(batches.first));
-  for await (const batch of batches.rest()) {
-    if (batch.length === 0) continue;
-    const written: number = context.rows;
-    context.rows = written + encoding.rows(batch);
-    yield bytes(encoding.more(batch, written));
-  }
-  if (encoding.end) yield bytes(encoding.end);
+export function encodedRows<T>(read: Read<T>, context: RequestContext, encoding: RowEncoding<T>): ChunkStream {
+  let written: number | undefined; // rows in the body so far; undefined before the first chunk
+  let ended = false;
+  return {
+    async next() {
+      if (written === undefined) {
+        written = context.rows = encoding.rows(read.first);
+        return bytes(encoding.begin(read.first));
+      }
+      while (!ended) {
+        const batch = await read.next();
+        if (!batch) {
+          ended = true;
+          return encoding.end ? bytes(encoding.end) : undefined;
+        }
+        if (batch.length === 0) continue;
+        const chunk = bytes(encoding.more(batch, written));
+        written = context.rows = written + encoding.rows(batch);
+        return chunk;
+      }
+      return undefined;
+    },
+    close: (reason) => read.close(reason),
+  };
 }

@@ -3,13 +3,13 @@
 // answer the refresh rendered for an exact calendar period, as it is. Both carry
 // Vary: Accept, since the same URL has two representations. body.ts sends it.
 
-import type { ProductCostRead, RowBatches } from "../db/product-costs.ts";
+import type { ProductCostRead } from "../db/product-costs.ts";
 import type { AnswerKey } from "./answer-key.ts";
 import type { ChunkStream } from "./body.ts";
 import type { RequestContext } from "./request-context.ts";
 import { BASE_HEADERS } from "./responses.ts";
 import { CSV_EXCEL_TABLE, CSV_TABLE } from "./row-csv.ts";
-import { encodedRows, JSON_ARRAY, RENDERED_JSON, type RowEncoding } from "./row-stream.ts";
+import { encodedRows, JSON_ARRAY, RENDERED_JSON } from "./row-stream.ts";
 
 export const CSV_TYPE = "text/csv; charset=utf-8";
 /** The Excel-safe variant says what it is, as it was asked for. */
@@ -23,14 +23,10 @@ export function answerHeaders(key: AnswerKey): Record<string, string> {
   return { ...BASE_HEADERS, "content-type": type, "content-disposition": `attachment; filename="${key.fileName}"`, vary: "Accept" };
 }
 
-/** The body of the 200 for `read`: the rendered answer as it is, or the rows in the format already chosen (context.format). */
-export function rowsSource(read: ProductCostRead, context: RequestContext): ChunkStream {
-  if (read.kind === "rendered") return rowSource(read.batches, context, RENDERED_JSON);
-  if (context.format === "csv") return rowSource(read.batches, context, CSV_TABLE);
-  if (context.format === "csv-excel") return rowSource(read.batches, context, CSV_EXCEL_TABLE);
-  return rowSource(read.batches, context, JSON_ARRAY);
-}
-
-function rowSource<T>(batches: RowBatches<T>, context: RequestContext, encoding: RowEncoding<T>): ChunkStream {
-  return { chunks: encodedRows(batches, context, encoding), close: (reason) => batches.close(reason) };
+/** The body of the 200 for `answer`: the rendered answer as it is, or the rows in the format already chosen (context.format). */
+export function rowsSource(answer: ProductCostRead, context: RequestContext): ChunkStream {
+  if (answer.kind === "rendered") return encodedRows(answer.read, context, RENDERED_JSON);
+  if (context.format === "csv") return encodedRows(answer.read, context, CSV_TABLE);
+  if (context.format === "csv-excel") return encodedRows(answer.read, context, CSV_EXCEL_TABLE);
+  return encodedRows(answer.read, context, JSON_ARRAY);
 }

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createPool } from "../../src/db/client.ts";
 import { databaseProblem } from "../../src/db/problems.ts";
-import { readRow } from "../../src/db/product-costs.ts";
+import { readRow } from "../../src/db/read.ts";
 import { askHosts, createSilenceWatch } from "../../src/db/silence.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { pausableProxy, type PausableProxy } from "../support/faults.ts";

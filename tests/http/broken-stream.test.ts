@@ -56,13 +56,13 @@ describeWithPostgres("a response that breaks midway", () => {
   test("the read reports a connection lost between batches instead of ending quietly", async () => {
     // postgres.js alone would answer {done: true} here: a short result that looks whole.
     const { sql, name } = pool();
-    const { batches } = await readProductCosts(sql, { monthFrom: MANY_FROM, monthTo: MANY_TO, segment: "normal" }, { batchSize: 100, firstBatchTimeoutMs: 30_000 });
-    expect(batches.first.length).toBe(100);
+    const { read } = await readProductCosts(sql, { monthFrom: MANY_FROM, monthTo: MANY_TO, segment: "normal" }, { batchSize: 100, firstBatchTimeoutMs: 30_000 });
+    expect(read.first.length).toBe(100);
     await killCursorSession(name);
-    let rows = batches.first.length;
+    let rows = read.first.length;
     let failure: unknown;
     try {
-      for await (const batch of batches.rest()) rows += batch.length;
+      for (let batch = await read.next(); batch; batch = await read.next()) rows += batch.length;
     } catch (err) {
       failure = err;
     }
