@@ -75,6 +75,18 @@ fi
 
 if [ "${1:-}" = test ]; then
   shift
+  # tests/proxy/nginx-proxy.test.ts runs docs/reverse-proxy.md's configuration in a real
+  # nginx. A fresh CI machine may lack it: as root with apt-get, install it (Debian's
+  # nginx-light is enough); otherwise that test fails and says what to install.
+  if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "build.sh: nginx not found, installing nginx-light with apt-get for tests/proxy/nginx-proxy.test.ts" >&2
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light; } >&2 ||
+        echo "build.sh: installing nginx-light failed; tests/proxy/nginx-proxy.test.ts will fail" >&2
+    else
+      echo "build.sh: nginx not found (Debian: apt-get install nginx-light, as root); tests/proxy/nginx-proxy.test.ts will fail" >&2
+    fi
+  fi
   # Generous per-test timeout: some tests start executables, databases and clusters on a loaded 2-core machine.
   exec "$BUN" test --timeout 60000 "$@"
 fi
