@@ -254,6 +254,31 @@ function addConditionalParameters(paths: object) {
   if (operation) operation.parameters = [...(operation.parameters ?? []), ...CONDITIONAL_PARAMETERS];
 }
 
+/**
+ * HEAD of the route, which the generator never lists: Bun answers HEAD with the GET route
+ * (routes.ts), the GET's status and headers without content (RFC 9110 §9.3.2). So it is the
+ * GET operation with every response's headers and no `content`: a HEAD answer has no body.
+ * Its Content-Type is the one the GET would send (OpenAPI 3.0 gives a header named
+ * Content-Type no meaning, so the description says it).
+ */
+function addHeadOperation(paths: object) {
+  type Operation = { operationId?: string; summary?: string; description?: string; responses: Record<string, { content?: object }> };
+  const item = (paths as Record<string, Record<string, Operation>>)[PRODUCT_COSTS_PATH];
+  const get = item?.get;
+  if (!item || !get) return;
+  item.head = {
+    ...get,
+    ...(get.operationId ? { operationId: get.operationId.replace(/^get/, "head") } : {}),
+    summary: "Product costs' status and headers, without the rows",
+    description:
+      "What GET answers with the same query and headers, without content: the same status and headers " +
+      "(Content-Type, ETag, X-Data-Changed-At, Content-Encoding, Content-Disposition), so that a client can learn " +
+      "the current ETag of a range, or a CSV's file name, without transferring the rows. " +
+      "The conditional headers apply as to GET (304, 412).",
+    responses: Object.fromEntries(Object.entries(get.responses).map(([status, { content: _body, ...response }]) => [status, response])),
+  };
+}
+
 /** Routes: /openapi.json, /docs and its assets. Hidden from the document themselves. */
 export function apiDocs() {
   const hidden = { detail: { hide: true } };
@@ -267,6 +292,7 @@ export function apiDocs() {
           const { paths, components } = toOpenAPISchema(app, undefined, undefined, undefined, "3.0.3");
           describeOnParameters(paths);
           addConditionalParameters(paths);
+          addHeadOperation(paths);
           document = {
             openapi: "3.0.3",
             ...DOCUMENTATION,

@@ -5,7 +5,7 @@
 // type and the body. The requests mix valid and invalid query values, missing, unknown and
 // repeated parameters, the conditional headers with the current, a wrong, a weak and a
 // garbage tag, good, wrong and missing keys, JSON and CSV (Excel variant too), identity,
-// gzip and br, GET and HEAD.
+// gzip and br, GET and HEAD, each method against its own operation of the document.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import Ajv, { type ValidateFunction } from "ajv";
@@ -210,6 +210,8 @@ describeBackends("every answer of the route is what /openapi.json declares, on $
   let apps: Record<Service, TestApp>;
   let doc: Json;
   let op: Json;
+  /** The document's operation for each method generated: HEAD has its own. */
+  let ops: Record<Generated["method"], Json>;
   let check: ReturnType<typeof documentValidator>;
   beforeAll(async () => {
     db = await backend.open();
@@ -222,6 +224,8 @@ describeBackends("every answer of the route is what /openapi.json declares, on $
     // The document as clients get it, not as the source spells it.
     doc = (await (await apps.keyed.get("/openapi.json", {})).json()) as Json;
     op = doc.paths[PATH].get;
+    ops = { GET: op, HEAD: doc.paths[PATH].head };
+    if (!ops.HEAD) throw new Error(`/openapi.json declares no HEAD of ${PATH}`);
     check = documentValidator(doc);
   });
   afterAll(async () => {
@@ -238,7 +242,7 @@ describeBackends("every answer of the route is what /openapi.json declares, on $
   /** What is wrong with one answer, measured against the document; empty when nothing is. */
   async function mismatches(req: Generated, conditions: Record<string, string>, res: Response, bytes: Uint8Array): Promise<string[]> {
     const problems: string[] = [];
-    const declared = declaredResponse(op, res.status);
+    const declared = declaredResponse(ops[req.method], res.status);
     if (!declared) return [`status ${res.status} is not declared`];
     const headers = Object.fromEntries(Object.entries((declared.headers ?? {}) as Record<string, Json>).map(([n, h]) => [n.toLowerCase(), h]));
     for (const [name, value] of res.headers) {
@@ -258,7 +262,17 @@ describeBackends("every answer of the route is what /openapi.json declares, on $
       // the wire in head-on-the-wire.test.ts): the 414, answered before routing, still holds
       // its body in process, and only there.
       if (bytes.length && res.status !== 414) problems.push(`HEAD with a body of ${bytes.length} bytes`);
+      if (declared.content) problems.push(`HEAD's ${res.status} declares content`);
+      // No content declared, yet a Content-Type: the one the GET's response of this status
+      // declares for the representation (as the HEAD operation's description says).
+      const type = res.headers.get("content-type");
+      const represented = (declaredResponse(ops.GET, res.status)?.content ?? {}) as Record<string, Json>;
+      if (type === null ? Object.keys(represented).length > 0 : !represented[essence(type)]) {
+        problems.push(`content-type ${type} where the GET's ${res.status} declares ${Object.keys(represented).join(", ") || "none"}`);
+      }
+      if (res.status === 200 && type !== null) problems.push(...okHeadersAsDescribed(req, res, type));
       problems.push(...(await headDiffers(req, conditions, res)));
+      return problems;
     }
 
     const type = res.headers.get("content-type");
@@ -271,7 +285,6 @@ describeBackends("every answer of the route is what /openapi.json declares, on $
     const media = type === null ? undefined : content[essence(type)];
     if (!media) return [...problems, `content-type ${type} is not one of ${Object.keys(content)} for ${res.status}`];
     if (res.status === 200) problems.push(...okHeadersAsDescribed(req, res, type!));
-    if (req.method === "HEAD") return problems;
     // ignoreBOM keeps a byte order mark in the text (the default drops it): the Excel variant must have one.
     const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(decoded(bytes, res.headers.get("content-encoding")));
     if (essence(type!) === "application/json") {

@@ -88,9 +88,25 @@ describe("the OpenAPI document", () => {
     expect(api.info.title).toBe("product-cost-export");
   });
 
-  test("documents the one API operation and hides the operator routes (/healthz, /readyz, /metrics, /docs)", () => {
+  test("documents the one API operation, GET and its HEAD, and hides the operator routes (/healthz, /readyz, /metrics, /docs)", () => {
     expect(Object.keys(doc.paths)).toEqual([PATH]);
-    expect(Object.keys(doc.paths[PATH])).toEqual(["get"]);
+    expect(Object.keys(doc.paths[PATH])).toEqual(["get", "head"]);
+  });
+
+  test("HEAD is the GET with no content: the same parameters, security and statuses, each with the GET's headers", () => {
+    const head = doc.paths[PATH].head;
+    const withoutContent = Object.fromEntries(Object.entries(op.responses as Record<string, Json>).map(([status, { content, ...response }]) => [status, response]));
+    expect(head).toEqual({
+      ...op,
+      operationId: "headExternalV1Product-costs",
+      summary: "Product costs' status and headers, without the rows",
+      description: head.description,
+      responses: withoutContent,
+    });
+    expect(op.operationId).toBe("getExternalV1Product-costs");
+    expect(Object.keys(head.responses)).toEqual(ALL_STATUSES);
+    expect(Object.values(head.responses as Record<string, Json>).filter((r) => "content" in r)).toEqual([]);
+    expect(head.description).toContain("without content");
   });
 
   test("declares Bearer authentication on the operation", () => {
