@@ -12,7 +12,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as connectTcp } from "node:net";
 import { connect as connectTls } from "node:tls";
 import { tmpdir } from "node:os";
@@ -181,7 +181,7 @@ describe("docs/reverse-proxy.md's nginx in front of the executable", () => {
   let dir: string;
   let service: RunningBinary;
   let servicePort: number;
-  let nginx: Subprocess<"ignore", "pipe", "pipe"> | undefined;
+  let nginx: Subprocess<"ignore", "ignore", "ignore"> | undefined;
   let nginxPort: number;
 
   beforeAll(async () => {
@@ -223,7 +223,8 @@ http {
     const args = ["-p", `${dir}/`, "-e", `${dir}/error.log`, "-c", `${dir}/nginx.conf`];
     const checked = Bun.spawnSync([nginxBin, "-t", ...args, "-g", `pid ${dir}/nginx.pid;`]);
     if (checked.exitCode !== 0) throw new Error(`nginx -t refuses the page's configuration: ${checked.stderr.toString()}`);
-    nginx = Bun.spawn([nginxBin, ...args, "-g", `daemon off; pid ${dir}/nginx.pid;`], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    // Its messages go to error.log (-e), read when it fails; `nginx -t` above showed any start-up error.
+    nginx = Bun.spawn([nginxBin, ...args, "-g", `daemon off; pid ${dir}/nginx.pid;`], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
     // Ready once it accepts connections.
     for (const deadline = Date.now() + 10_000; ; ) {
       if (nginx.exitCode !== null) throw new Error(`nginx exited ${nginx.exitCode}: ${readFileSync(join(dir, "error.log"), "utf8")}`);
@@ -239,10 +240,11 @@ http {
 
   afterAll(async () => {
     if (nginx && nginx.exitCode === null) {
-      nginx.kill("SIGQUIT"); // graceful: the master waits for its workers
+      nginx.kill("SIGTERM"); // fast shutdown: the master stops its workers, then exits
       await nginx.exited;
     }
     await service?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const viaNginx = (e: Exchange) => exchange(nginxPort, true, e);
