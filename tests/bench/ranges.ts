@@ -12,7 +12,7 @@
 //
 // Timing: the service is the compiled executable (dist/product-cost-export), one client,
 // request sent to last body byte (curl's time_total, identity encoding). It keeps no answer
-// between requests, so every read is a first read; the first of each range is reported
+// between requests (ANSWER_CACHE_MB=0), so every read is a first read; the first of each range is reported
 // apart, the ratio uses the median of `runs`. The naive GROUP BY (tests/db/naive_product_costs.sql)
 // runs in psql as a prepared statement, PostgreSQL's defaults (parallel workers allowed),
 // median of `runs`.
@@ -97,7 +97,8 @@ async function startService(opts: RangeBenchOptions): Promise<{ base: string; st
   const port = server.port!;
   await server.stop(true);
   const proc = Bun.spawn([opts.binary, "serve"], {
-    env: { PATH: "/usr/bin:/bin", DATABASE_URL: opts.dbUrl, PRODUCT_COST_API_KEYS: KEY, HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "warn" },
+    // The answer cache off: a range asked again would be answered from memory, not read.
+    env: { PATH: "/usr/bin:/bin", DATABASE_URL: opts.dbUrl, PRODUCT_COST_API_KEYS: KEY, HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "warn", ANSWER_CACHE_MB: "0" },
     stdout: "ignore",
     stderr: "inherit",
   });
