@@ -38,8 +38,12 @@ interface CursorImpl<T> extends Cursor<T> {
   query: { state?: unknown };
 }
 
-export function openCursor<T>(sql: Sql, statement: Statement, batchSize: number): Cursor<T> {
-  const query = sql.unsafe(statement.text, statement.params).raw();
+/** A cursor on `statement`, `batchSize` rows at a time; none: the whole result at once (for a result known to be small). */
+export function openCursor<T>(sql: Sql, statement: Statement, batchSize: number | undefined): Cursor<T> {
+  // Prepared (postgres.js's unsafe() is not, by default): a statement with parameters is
+  // otherwise described on every run, one more round trip before it executes; prepared, only
+  // on a connection's first run of it. Still planned anew each run (SERVING_SETTINGS).
+  const query = sql.unsafe(statement.text, statement.params, { prepare: true }).raw();
   const delivered: T[][] = []; // batches not taken yet
   let resume: ((next?: unknown) => void) | undefined; // set while the portal waits for us
   let outcome: { failure?: unknown } | undefined; // set once the statement completed or failed
@@ -56,13 +60,23 @@ export function openCursor<T>(sql: Sql, statement: Statement, batchSize: number)
   // for the next only once the promise it returned resolves (with sql.CLOSE the portal is
   // closed instead, ending its transaction). The query settles when the statement completes
   // or fails, a lost connection included: a read cut short never ends as if whole.
-  const settled = (query.cursor(batchSize, (rows) => {
-    if (closing) return sql.CLOSE as unknown as void;
-    delivered.push(rows as T[]);
-    complete ||= rows.length < batchSize;
-    signal();
-    return new Promise((resolve) => (resume = resolve)) as unknown as void;
-  }) as Promise<unknown>).then(
+  // Without a batch size, the statement's result is one batch: no portal kept open, so one
+  // round trip instead of two (a cursor's Sync is sent only once the statement has completed).
+  const running = (
+    batchSize === undefined
+      ? query.then((rows) => {
+          delivered.push(rows as unknown as T[]);
+          complete = true;
+        })
+      : query.cursor(batchSize, (rows) => {
+          if (closing) return sql.CLOSE as unknown as void;
+          delivered.push(rows as T[]);
+          complete ||= rows.length < batchSize;
+          signal();
+          return new Promise((resolve) => (resume = resolve)) as unknown as void;
+        })
+  ) as Promise<unknown>;
+  const settled = running.then(
     // Blocks, not expressions: signal() returns the next arrival, and `settled` would wait for it.
     () => {
       outcome = {};

@@ -46,10 +46,10 @@ export interface ReadOptions {
   guard?: DatabaseGuard;
 }
 
-/** A statement to try, and the rows a batch holds. */
+/** A statement to try, and the rows a batch holds (none: its whole result is one batch). */
 export interface Attempt {
   statement: Statement;
-  batchSize: number;
+  batchSize?: number;
 }
 
 export interface Read<T> {
@@ -79,7 +79,7 @@ export async function openRead<T>(sql: Sql, attempts: readonly Attempt[], option
 
 /** The one row of a one-row statement (its columns' bytes), read with a read's protections. */
 export async function readRow(sql: Sql, statement: Statement, options: ReadOptions): Promise<Buffer[] | undefined> {
-  const read = await openRead<Buffer[]>(sql, [{ statement, batchSize: 2 }], options);
+  const read = await openRead<Buffer[]>(sql, [{ statement }], options);
   await read.close(); // a one-row result has ended already: nothing to cancel
   return read.first[0];
 }
