@@ -1,4 +1,4 @@
-// The version of the answers for a range (sql/queries/answer_version.sql, migration 0007):
+// The version of the answers for a range (sql/queries/answer_version.sql, migrations 0007, 0009):
 // what an ETag names. It changes exactly when a committed write changes the range's days, a
 // product's attributes or everything, never when a write touches only other days or a
 // refresh only folds. Read before the rows, so it never names a state newer than they are;
@@ -6,13 +6,18 @@
 
 import answerVersionQuery from "../../sql/queries/answer_version.sql" with { type: "text" };
 import type { Sql } from "./client.ts";
-import { readRow, type ReadOptions } from "./read.ts";
+import { readRow, type ReadOptions, type Statement } from "./read.ts";
 
 export interface AnswerVersion {
   /** Opaque; equal for two reads exactly when the answers (every segment) are the same. */
   version: string;
   /** When a write last changed what the range shows (ISO 8601, UTC, by the writer's clock); null when none is recorded. */
   changedAt: string | null;
+}
+
+/** The statement that reads the version of the answers for [firstDay, lastDay]. */
+export function answerVersionStatement(firstDay: string, lastDay: string): Statement {
+  return { text: answerVersionQuery, params: [firstDay, lastDay] };
 }
 
 /** The version of the answers for [firstDay, lastDay] (YYYY-MM-DD, inclusive), any segment. */
@@ -22,6 +27,6 @@ export async function readAnswerVersion(
   lastDay: string,
   options: ReadOptions = { firstBatchTimeoutMs: 30_000 },
 ): Promise<AnswerVersion> {
-  const row = await readRow(sql, { text: answerVersionQuery, params: [firstDay, lastDay] }, options);
+  const row = await readRow(sql, answerVersionStatement(firstDay, lastDay), options);
   return { version: row![0]!.toString(), changedAt: row![1] ? row![1].toString() : null };
 }

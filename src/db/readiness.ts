@@ -3,6 +3,7 @@
 // the read path over a range with no data, with the serving session's settings), so READY
 // means requests will succeed, and a problem comes with its cause and fix (problems.ts).
 
+import { answerVersionStatement } from "./answer-version.ts";
 import type { Sql } from "./client.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
 import { DatabaseDeadlineError } from "./errors.ts";
@@ -19,7 +20,7 @@ export async function assertReadable(sql: Sql): Promise<void> {
   if (pending.length) {
     throw new DatabaseProblemError(problem("MIGRATIONS_PENDING", `migrations ${pending.join(", ")} of this build are not applied`));
   }
-  for (const probe of readPathProbes()) await sql.unsafe(probe.text, probe.params);
+  for (const probe of [answerVersionStatement("0001-01-01", "0001-01-31"), ...readPathProbes()]) await sql.unsafe(probe.text, probe.params);
 }
 
 /** Readiness, within `timeoutMs`; through `guard` when given, so a known outage is reported without a new connection. */
