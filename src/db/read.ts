@@ -92,17 +92,15 @@ class DatabaseRead<T> implements Read<T> {
   private release: (() => void) | undefined;
   /** Why the read was closed; what a pending or later wait throws. */
   private reason: unknown;
-  /** Rejects with the reason when the read is closed: every wait races it. */
-  private readonly closed = Promise.withResolvers<never>();
+  /** Fails the wait in progress (the read waits for one thing at a time) when the read is closed. */
+  private interrupt: ((reason: unknown) => void) | undefined;
   private readonly timers: ReturnType<typeof setTimeout>[] = [];
   private readonly onAbort = () => void this.close(this.options.signal!.reason);
 
   constructor(
     private readonly sql: Sql,
     private readonly options: ReadOptions,
-  ) {
-    this.closed.promise.catch(() => {}); // a close nobody waits on is no unhandled rejection
-  }
+  ) {}
 
   async open(attempts: readonly Attempt[]): Promise<void> {
     const { signal = NEVER, slots, guard } = this.options;
@@ -145,7 +143,7 @@ class DatabaseRead<T> implements Read<T> {
     if (was === "closed") return;
     this.state = "closed";
     this.reason = reason;
-    this.closed.reject(reason);
+    this.interrupt?.(reason);
     this.timers.forEach(clearTimeout);
     this.options.signal?.removeEventListener("abort", this.onAbort);
     try {
@@ -164,9 +162,19 @@ class DatabaseRead<T> implements Read<T> {
     this.options.signal?.removeEventListener("abort", this.onAbort);
   }
 
-  /** `work`, unless the read is closed first (then its reason is thrown). */
+  /**
+   * `work`, unless the read is closed first (then its reason is thrown). Not a race against one
+   * promise of the whole read: each race would stay attached to it, holding the batch it
+   * resolved with, so a read kept every batch it had read until it was let go.
+   */
   private untilClosed<R>(work: Promise<R>): Promise<R> {
-    return Promise.race([work, this.closed.promise]);
+    if (this.state === "closed") return Promise.reject(this.reason);
+    return new Promise<R>((resolve, reject) => {
+      this.interrupt = reject;
+      work.then(resolve, reject).finally(() => {
+        if (this.interrupt === reject) this.interrupt = undefined;
+      });
+    });
   }
 
   private async firstAnswer(attempts: readonly Attempt[]): Promise<void> {
@@ -230,8 +238,9 @@ class DatabaseRead<T> implements Read<T> {
   private async watched(batch: Promise<T[] | undefined>): Promise<T[] | undefined> {
     batch.catch(() => {}); // after a close or a silence, close()'s business
     const watch = this.options.silence?.watch();
+    watch?.silent.catch((err) => void this.close(err));
     try {
-      return await Promise.race([batch, this.closed.promise, ...(watch ? [watch.silent] : [])]);
+      return await this.untilClosed(batch);
     } finally {
       watch?.stop();
     }

@@ -106,6 +106,26 @@ describeWithPostgres("a read and what it holds", () => {
     await waitUntil("the slot is given back", () => admission.stats().running === 0, 2000);
   });
 
+  test("a batch handed on is not held by the read: a streaming read keeps only what it has not handed on yet", async () => {
+    const read = await openRead<Buffer[]>(sql, [{ statement: MANY, batchSize: 1000 }], { signal: new AbortController().signal, firstBatchTimeoutMs: 10_000 });
+    // Each batch is only looked at through a WeakRef: once handed on, nothing of ours holds it.
+    const handedOn: WeakRef<object>[] = [];
+    const takeOne = async () => {
+      const batch = await read.next();
+      handedOn.push(new WeakRef(batch!));
+    };
+    for (let i = 0; i < 20; i++) await takeOne();
+    for (let i = 0; i < 3; i++) {
+      Bun.gc(true);
+      await Bun.sleep(10);
+    }
+    // Each wait of the read once raced one promise of the whole read, which kept every race,
+    // and so every batch read, until the read itself was let go (20 of 20 alive here).
+    const alive = handedOn.filter((ref) => ref.deref() !== undefined).length;
+    expect(alive).toBeLessThanOrEqual(2);
+    await read.close();
+  });
+
   test("of several attempts, the first that returns rows answers; one without rows is closed before the next runs", async () => {
     const signal = new AbortController().signal;
     const second = await openRead<Buffer[]>(sql, [{ statement: NONE, batchSize: 10 }, { statement: ONE, batchSize: 10 }], { signal, firstBatchTimeoutMs: 10_000 });
