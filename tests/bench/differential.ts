@@ -180,6 +180,7 @@ const b = new Build(await startBinary(binaryB, env));
 
 let sent = 0;
 let differing = 0;
+const differingByPath = new Map<string, number>();
 const statuses = new Map<number, number>();
 const started = performance.now();
 async function worker() {
@@ -198,6 +199,8 @@ async function worker() {
     const found = differences(x, y);
     if (found.length) {
       differing++;
+      const where = `${d.method} ${d.path.split("?")[0]}`;
+      differingByPath.set(where, (differingByPath.get(where) ?? 0) + 1);
       if (differing <= 10) console.log(`DIFFERS: ${d.method} ${d.path} ${JSON.stringify(d.headers)} ${d.condition ?? ""}\n  ${found.join("\n  ")}`);
     }
   }
@@ -212,4 +215,5 @@ try {
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const byStatus = [...statuses].sort(([x], [y]) => x - y).map(([s, n]) => `${s}: ${n}`).join(", ");
 console.log(`${total} requests in ${seconds} s, ${differing} differing; statuses: ${byStatus}`);
+if (differing) console.log(`differing, by path: ${[...differingByPath].map(([where, n]) => `${where}: ${n}`).join(", ")}`);
 process.exit(differing === 0 ? 0 : 1);

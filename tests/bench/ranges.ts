@@ -5,7 +5,7 @@
 // after each, and the rollup's size. Not part of `bun test`: bench.ts runs it on its dataset,
 // or alone on a database bench.ts made:
 //
-//   bun tests/bench/ranges.ts --db pce_bench_50k [--runs 5] [--out file.md]
+//   bun tests/bench/ranges.ts --db pce_bench_50k [--runs 5] [--out file.md] [--binary <executable>]
 //
 // The database is changed and put back as it was (each scenario undoes its write and
 // refreshes). BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432) is the server.
@@ -272,7 +272,7 @@ if (import.meta.main) {
   const report =
     `## Ranges benchmark, ${today}, \`${db}\`\n\n- Command: \`bun tests/bench/ranges.ts ${argv.join(" ")}\` (commit ${commit})\n` +
     `- Load average before: ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}\n\n` +
-    (await rangeBench({ dbUrl: `${server}/${db}`, binary: join(ROOT, "dist/product-cost-export"), runs: Number(option("runs", "5")), log: (m) => console.error(m) }));
+    (await rangeBench({ dbUrl: `${server}/${db}`, binary: resolve(option("binary", join(ROOT, "dist/product-cost-export"))), runs: Number(option("runs", "5")), log: (m) => console.error(m) }));
   const out = option("out", "");
   if (out) writeFileSync(resolve(out), report);
   process.stdout.write(report);
