@@ -146,12 +146,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+// No answer kept between requests: every read a first read, like with like against the
+// baseline server (no cache) and the psql figures. Repeats are repeat-reads.ts's business.
 const serviceEnv = (port: number) => ({
   PATH: "/usr/bin:/bin",
   DATABASE_URL: dbUrl,
   PRODUCT_COST_API_KEYS: KEY,
   HOST: "127.0.0.1",
   PORT: String(port),
+  ANSWER_CACHE_MB: "0",
 });
 
 async function waitFor200(url: string, headers: Record<string, string>, started: number): Promise<number> {
