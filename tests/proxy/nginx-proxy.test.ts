@@ -17,11 +17,8 @@ import { connect as connectTcp } from "node:net";
 import { connect as connectTls } from "node:tls";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { HAS_POSTGRESQL } from "../support/backends.ts";
-import { cleanEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
-import { writeFixtureCsv } from "../support/csv-fixture.ts";
-import { testDatabase } from "../support/database.ts";
-import { loadFixture, type DailyCostFixture, type ProductFixture } from "../support/fixtures.ts";
+import { fixtureDatabaseEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
+import type { DailyCostFixture, ProductFixture } from "../support/fixtures.ts";
 import { unusedPort } from "../support/ports.ts";
 
 const PAGE = resolve(import.meta.dir, "../../docs/reverse-proxy.md");
@@ -73,23 +70,6 @@ function replaceOnce(text: string, from: string, to: string): string {
   const count = text.split(from).length - 1;
   if (count !== 1) throw new Error(`docs/reverse-proxy.md's nginx block holds ${JSON.stringify(from)} ${count} times, not once`);
   return text.replace(from, to);
-}
-
-/** The service's database holding PRODUCTS and DAILY: the run's PostgreSQL, else an embedded data dir filled by load-csv. */
-async function databaseEnv(binaryPath: string): Promise<Record<string, string>> {
-  if (HAS_POSTGRESQL) {
-    const db = await testDatabase();
-    await loadFixture(db.admin, PRODUCTS, DAILY);
-    return { DATABASE_URL: db.url };
-  }
-  const dir = mkdtempSync(join(tmpdir(), "pce-nginx-fixture-"));
-  const files = writeFixtureCsv(dir, PRODUCTS, DAILY);
-  const env = { DATA_DIR: join(dir, "db") };
-  for (const [table, file] of [["products", files.products], ["product_daily_costs", files.daily]] as const) {
-    const r = Bun.spawnSync([binaryPath, "load-csv", table, file], { env: cleanEnv(env), stdin: "ignore" });
-    if (r.exitCode !== 0) throw new Error(`load-csv ${table} failed: ${r.stderr.toString()}`);
-  }
-  return env;
 }
 
 interface Answer {
@@ -187,7 +167,7 @@ describe("docs/reverse-proxy.md's nginx in front of the executable", () => {
   beforeAll(async () => {
     const nginxBin = nginxPath();
     const bin = isolatedBinary();
-    service = await startBinary(bin.path, { ...(await databaseEnv(bin.path)), PRODUCT_COST_API_KEYS: KEY, TRUSTED_PROXIES: "127.0.0.1" }, [], bin.dir);
+    service = await startBinary(bin.path, { ...(await fixtureDatabaseEnv(bin.path, { products: PRODUCTS, daily: DAILY })), PRODUCT_COST_API_KEYS: KEY, TRUSTED_PROXIES: "127.0.0.1" }, [], bin.dir);
     servicePort = Number(new URL(service.url).port);
 
     dir = mkdtempSync(join(tmpdir(), "pce-nginx-"));

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe } from "bun:test";
 import type { Subprocess } from "bun";
+import type { DailyCostFixture, ProductFixture } from "./fixtures.ts";
 import { POSTGRES } from "./postgres.ts";
 
 export const BINARY = resolve(import.meta.dir, "../../dist/product-cost-export");
@@ -127,22 +128,34 @@ export async function startBinary(
   };
 }
 
-/** The run's PostgreSQL database, holding the endpoint fixture. */
-export async function postgresFixtureEnv(): Promise<Record<string, string>> {
+/** Rows to load: the endpoint fixture (tests/http/fixture.ts) unless a test brings its own. */
+export interface FixtureRows {
+  products: ProductFixture[];
+  daily: DailyCostFixture[];
+}
+
+async function rowsOr(rows: FixtureRows | undefined): Promise<FixtureRows> {
+  if (rows) return rows;
+  const { DAILY, PRODUCTS } = await import("../http/fixture.ts");
+  return { products: PRODUCTS, daily: DAILY };
+}
+
+/** The run's PostgreSQL database, holding the endpoint fixture (or `rows`). */
+export async function postgresFixtureEnv(rows?: FixtureRows): Promise<Record<string, string>> {
   const { testDatabase } = await import("./database.ts");
   const { loadFixture } = await import("./fixtures.ts");
-  const { DAILY, PRODUCTS } = await import("../http/fixture.ts");
+  const { products, daily } = await rowsOr(rows);
   const db = await testDatabase();
-  await loadFixture(db.admin, PRODUCTS, DAILY);
+  await loadFixture(db.admin, products, daily);
   return { DATABASE_URL: db.url };
 }
 
-/** An embedded data dir holding the endpoint fixture, loaded with the executable's own load-csv. */
-export async function embeddedFixtureEnv(binaryPath: string): Promise<Record<string, string>> {
+/** An embedded data dir holding the endpoint fixture (or `rows`), loaded with the executable's own load-csv. */
+export async function embeddedFixtureEnv(binaryPath: string, rows?: FixtureRows): Promise<Record<string, string>> {
   const { writeFixtureCsv } = await import("./csv-fixture.ts");
-  const { DAILY, PRODUCTS } = await import("../http/fixture.ts");
+  const { products, daily } = await rowsOr(rows);
   const dir = mkdtempSync(join(tmpdir(), "pce-fixture-"));
-  const files = writeFixtureCsv(dir, PRODUCTS, DAILY);
+  const files = writeFixtureCsv(dir, products, daily);
   const env = { DATA_DIR: join(dir, "db") };
   for (const [table, file] of [["products", files.products], ["product_daily_costs", files.daily]] as const) {
     const r = Bun.spawnSync([binaryPath, "load-csv", table, file], { env: cleanEnv(env), stdin: "ignore" });
@@ -172,10 +185,10 @@ export function describeBinaryBackends(name: string, fn: (backend: BinaryBackend
 }
 
 /**
- * Settings that point the executable at a database holding the endpoint fixture: the run's
+ * Settings that point the executable at a database holding the endpoint fixture (or `rows`): the run's
  * PostgreSQL when TEST_DATABASE_URL is set, else an embedded data dir filled with load-csv.
  */
-export async function fixtureDatabaseEnv(binaryPath: string): Promise<Record<string, string>> {
+export async function fixtureDatabaseEnv(binaryPath: string, rows?: FixtureRows): Promise<Record<string, string>> {
   const { HAS_POSTGRESQL } = await import("./backends.ts");
-  return HAS_POSTGRESQL ? postgresFixtureEnv() : embeddedFixtureEnv(binaryPath);
+  return HAS_POSTGRESQL ? postgresFixtureEnv(rows) : embeddedFixtureEnv(binaryPath, rows);
 }
