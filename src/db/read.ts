@@ -121,7 +121,7 @@ class DatabaseRead<T> implements Read<T> {
       void this.close(err);
       throw this.reason ?? err;
     }
-    if (this.cursor!.done()) this.giveBack("drained");
+    if (this.cursor!.done()) this.drained();
     else this.state = "streaming";
   }
 
@@ -130,7 +130,7 @@ class DatabaseRead<T> implements Read<T> {
     try {
       const batch = await this.watched(this.cursor!.next());
       if (batch) return batch;
-      this.giveBack("drained");
+      this.drained();
       return undefined;
     } catch (err) {
       await this.close(err);
@@ -155,8 +155,8 @@ class DatabaseRead<T> implements Read<T> {
   }
 
   /** The statement has ended: the connection is the pool's again, and the slot is given back. */
-  private giveBack(state: "drained"): void {
-    this.state = state;
+  private drained(): void {
+    this.state = "drained";
     this.release?.();
     this.release = undefined;
     this.options.signal?.removeEventListener("abort", this.onAbort);
