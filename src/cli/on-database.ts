@@ -13,7 +13,7 @@ export async function onDatabase(db: Database, verb: string, problemOf: (err: un
     await work();
   } catch (err) {
     failed = true;
-    const found = problemOf(await identifyPeer(err));
+    const found = problemOf(await identifyPeer(err, db.sql));
     if (found) throw new Error(`cannot ${verb}: ${found.cause}; ${found.fix}`);
     throw err;
   } finally {

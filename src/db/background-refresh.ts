@@ -54,7 +54,7 @@ export function startBackgroundRefresh(options: BackgroundRefreshOptions): Backg
       else logger.info("refreshed", { ...report, by: "service" });
     } catch (err) {
       if (stopped) return; // closed under it on shutdown: rolled back, nothing to report
-      const found = refreshProblem(await identifyPeer(err));
+      const found = refreshProblem(await identifyPeer(err, sql));
       logger.warn("background refresh failed", {
         ...(found ? { problem: found.code, cause: found.cause, fix: found.fix } : { error: err instanceof Error ? err.message : String(err) }),
         retry_in_ms: options.intervalMs,

@@ -36,13 +36,23 @@ export async function firstAnswer(hostname: string, port: number, timeoutMs = AS
   return answer;
 }
 
+/** Where a pool connects (postgres.js's options): a reset read from the socket names no peer, so it is asked here. */
+export interface PoolTarget {
+  options: { host: readonly string[]; port: readonly number[] };
+}
+
 /**
  * `err`, or NotPostgresqlError when `err` is a connection that failed while starting and its
  * peer turns out not to speak PostgreSQL. Costs one connection to that peer, and only then.
+ * The peer is the one `err` names or, for a socket's own error (a reset: `read ECONNRESET`,
+ * no address), `pool`'s only host.
  */
-export async function identifyPeer(err: unknown): Promise<unknown> {
-  const { code, address, port } = (err ?? {}) as { code?: unknown; address?: unknown; port?: unknown };
-  if (typeof code !== "string" || !STARTUP_FAILURES.has(code) || typeof address !== "string" || typeof port !== "number") return err;
+export async function identifyPeer(err: unknown, pool?: PoolTarget): Promise<unknown> {
+  const named = (err ?? {}) as { code?: unknown; address?: unknown; port?: unknown };
+  const { code } = named;
+  const only = pool?.options.host.length === 1 && named.address === undefined ? { address: pool.options.host[0], port: pool.options.port[0] } : undefined;
+  const { address, port } = only ?? named;
+  if (typeof code !== "string" || !STARTUP_FAILURES.has(code) || typeof address !== "string" || address.startsWith("/") || typeof port !== "number") return err;
   const answer = await firstAnswer(address, port);
   const postgresql = answer?.length === 1 && (answer[0] === 0x53 || answer[0] === 0x4e); // S or N
   return answer && !postgresql ? new NotPostgresqlError(`${address}:${port}`, answer) : err;

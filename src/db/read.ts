@@ -224,7 +224,7 @@ class DatabaseRead<T> implements Read<T> {
       } catch (failure) {
         if (this.state === "closed") throw this.reason;
         // A server that is not PostgreSQL is told apart first: a retry would only ask it again.
-        const err = await identifyPeer(failure);
+        const err = await identifyPeer(failure, this.sql);
         // A connection that died while idle (database restarted) fails its next query once; a
         // stray cancel (one sent for an earlier query on this connection) likewise. The read is
         // idempotent, so one retry on a fresh connection hides that.

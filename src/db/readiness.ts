@@ -16,7 +16,7 @@ export type Readiness = { ready: true } | { ready: false; problem: DatabaseProbl
 
 /** Throws unless every statement a request may run works on `sql`; a server that is not PostgreSQL as NotPostgresqlError. */
 export async function assertReadable(sql: Sql): Promise<void> {
-  const pending = await pendingMigrations(sql).catch(async (err) => Promise.reject(await identifyPeer(err)));
+  const pending = await pendingMigrations(sql).catch(async (err) => Promise.reject(await identifyPeer(err, sql)));
   if (pending.length) {
     throw new DatabaseProblemError(problem("MIGRATIONS_PENDING", `migrations ${pending.join(", ")} of this build are not applied`));
   }
