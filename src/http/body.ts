@@ -1,6 +1,6 @@
 // The one stream every 200 body goes out through. Its source is the answer's identity bytes:
-// chunks read on demand (the rows, encoded), or chunks already whole (a kept answer, sent as
-// the very chunks the cache holds, never copied). On the way it
+// chunks read on demand (the rows, encoded), or a kept answer (answer-cache.ts: read back
+// from its file, or from the file of its compressed variant). On the way it
 //   - reads ahead of a slow client into the shared budget (read-ahead.ts), so the read ends
 //     and its database connection is freed while the client takes the bytes at its pace;
 //   - compresses (compression.ts) when the client accepts it and the first chunk is 1 KiB;
@@ -13,8 +13,9 @@
 // it stands; the source is then closed (a statement cancelled, the cursor closed).
 
 import { ClientClosedRequestError } from "../failures.ts";
-import type { Chunks } from "./answer-cache.ts";
+import type { CachedAnswer } from "./answer-cache.ts";
 import { addVary, compressor, MIN_COMPRESSED_BYTES, type ContentCoding } from "./compression.ts";
+import type { KeptFile } from "./kept-file.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 
 export type BodyEnd = "complete" | "client_closed" | "failed";
@@ -34,8 +35,8 @@ export interface ChunkStream {
   close(reason: unknown): Promise<void>;
 }
 
-/** A 200's identity bytes: read as they are sent, or whole already (in chunks). */
-export type BodySource = ChunkStream | { whole: Chunks };
+/** A 200's identity bytes: read as they are sent, or kept whole already (with its variants, made once). */
+export type BodySource = ChunkStream | { kept: CachedAnswer; encoded: (coding: ContentCoding) => Promise<KeptFile> };
 
 export interface SendOptions {
   /** The coding the client's Accept-Encoding prefers (compression.ts), null for identity. */
@@ -44,9 +45,13 @@ export interface SendOptions {
   signal: AbortSignal;
   /** Memory to read ahead into; none: read at the client's pace. */
   budget?: BufferBudget;
-  /** For bytes already whole: the same bytes compressed, made (once) elsewhere (the answer cache). */
-  encoded?: (coding: ContentCoding) => Promise<Chunks>;
 }
+
+/**
+ * A kept body this small goes out whole, read at once (microseconds from the page cache), with
+ * a Content-Length, as when kept answers were held in memory and Bun found them whole.
+ */
+const SMALL_KEPT_BYTES = 64 * 1024;
 
 /** The 200 with `headers` and the body of `source`, the coding it goes out in, and how that body ends. */
 export async function sendOk(
@@ -56,25 +61,45 @@ export async function sendOk(
 ): Promise<{ response: Response; coding: ContentCoding | null; outcome: Promise<BodyOutcome> }> {
   const h = new Headers(headers);
   addVary(h, "Accept-Encoding");
+  if ("kept" in source) {
+    // Held from here (found in the cache in this same turn) to the last byte: a write may drop
+    // the answer meanwhile, and its files (its variants too) are closed only once let go.
+    const release = source.kept.body.hold();
+    try {
+      const sent = await sendKept(h, source, options);
+      void sent.outcome.finally(release);
+      return sent;
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
   // The first chunk is the first batch, already in memory: reading it waits for nothing.
-  const first = "whole" in source ? source.whole[0] : await source.next();
+  const first = await source.next();
   const coding = options.wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? options.wanted : null;
   if (coding) h.set("content-encoding", coding);
-  let sent: { body: ReadableStream<Uint8Array>; outcome: Promise<BodyOutcome> };
-  if ("whole" in source) {
-    // In memory already: nothing to read ahead, so no share of the read-ahead budget.
-    const whole = coding && options.encoded ? await options.encoded(coding) : source.whole;
-    sent = bodyStream(undefined, inMemory(whole), coding && !options.encoded ? coding : null, { ...options, budget: undefined });
-  } else {
-    sent = bodyStream(first, source, coding, options);
-  }
+  const sent = bodyStream(first, source, coding, options);
   return { response: new Response(sent.body, { status: 200, headers: h }), coding, outcome: sent.outcome };
 }
 
-/** Chunks already in memory as a stream of them (the same objects: nothing is copied). */
-function inMemory(chunks: Chunks): ChunkStream {
-  let i = 0;
-  return { next: async () => chunks[i++], close: async () => {} };
+/**
+ * A kept answer, compressed as its first read was (by the size of its first chunk). Read back
+ * from a file as the client takes it: nothing to read ahead, so no share of the read-ahead budget.
+ */
+async function sendKept(h: Headers, source: Extract<BodySource, { kept: CachedAnswer }>, options: SendOptions) {
+  const coding = options.wanted && (source.kept.chunkSizes[0] ?? 0) >= MIN_COMPRESSED_BYTES ? options.wanted : null;
+  if (coding) h.set("content-encoding", coding);
+  // A variant that could not be made (a full disk) is compressed on the way instead.
+  const variant = coding ? await source.encoded(coding).catch(() => undefined) : undefined;
+  const onTheFly = coding !== null && !variant;
+  const file = variant ?? source.kept.body;
+  if (!onTheFly && file.size <= SMALL_KEPT_BYTES) {
+    const bytes = file.bytes();
+    return { response: new Response(bytes, { status: 200, headers: h }), coding, outcome: Promise.resolve<BodyOutcome>({ end: "complete", bytes: bytes.byteLength }) };
+  }
+  const bytes = onTheFly ? file.reader(source.kept.chunkSizes) : file.reader();
+  const sent = bodyStream(undefined, bytes, onTheFly ? coding : null, { ...options, budget: undefined });
+  return { response: new Response(sent.body, { status: 200, headers: h }), coding, outcome: sent.outcome };
 }
 
 function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined, coding: "br" | "gzip" | null, { signal, budget }: SendOptions) {

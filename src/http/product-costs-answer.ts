@@ -12,12 +12,13 @@
 
 import type { AnswerVersion } from "../db/answer-version.ts";
 import type { ProductCostRead } from "../db/product-costs.ts";
-import type { AnswerCache, CachedAnswer, Chunks } from "./answer-cache.ts";
+import type { AnswerCache, CachedAnswer } from "./answer-cache.ts";
 import type { AnswerKey } from "./answer-key.ts";
 import { sendOk, type BodySource, type ChunkStream } from "./body.ts";
 import { chooseEncoding, type ContentCoding } from "./compression.ts";
 import { matchHolds, noneMatchHits } from "./entity-tag.ts";
 import { PRECONDITION_FAILED } from "../failures.ts";
+import type { KeptFile } from "./kept-file.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import type { RequestContext } from "./request-context.ts";
 import { SECURITY_HEADERS } from "./responses.ts";
@@ -82,16 +83,15 @@ export async function answerProductCosts(request: Request, context: RequestConte
   if (!kept && cache) {
     const turn = cache.join(key.cached, version);
     if (turn.leader) keep = turn.done;
-    else kept = await waitFor(turn.answer, context.signal); // undefined: read it here
+    // Found again after the wait (not taken from the promise): it may have been dropped since.
+    else if (await waitFor(turn.answer, context.signal)) kept = cache.get(key.cached, version, false); // undefined: read it here
   }
 
   let source: BodySource;
-  let encoded: ((coding: ContentCoding) => Promise<Chunks>) | undefined;
   if (kept) {
     const answer = kept;
     context.rows = answer.rows;
-    source = { whole: answer.chunks };
-    encoded = (coding) => cache!.encoded(answer, coding);
+    source = { kept: answer, encoded: (coding) => cache!.encoded(answer, coding) };
   } else {
     try {
       const asked = performance.now();
@@ -99,11 +99,13 @@ export async function answerProductCosts(request: Request, context: RequestConte
       context.firstRowsMs = performance.now() - asked;
       const rows = rowsSource(read, context);
       source = rows;
-      if (keep) {
+      const file = keep && cache!.file();
+      if (keep && !file) keep(undefined);
+      else if (keep && file) {
         const done = keep;
-        source = keeping(rows, cache!, (chunks) => {
+        source = keeping(rows, cache!, file, (chunkSizes) => {
           // The waiting requests get the kept entry itself: its compressed forms are shared.
-          done(chunks && cache!.put(key.cached, { version, chunks, rows: context.rows ?? 0 }));
+          done(chunkSizes && cache!.put(key.cached, { version, body: file, chunkSizes, rows: context.rows ?? 0 }));
         });
       }
     } catch (err) {
@@ -111,27 +113,37 @@ export async function answerProductCosts(request: Request, context: RequestConte
       throw err;
     }
   }
-  const { response, outcome, coding } = await sendOk(headers, source, { wanted, signal: context.signal, budget: sources.budget, encoded });
+  const { response, outcome, coding } = await sendOk(headers, source, { wanted, signal: context.signal, budget: sources.budget });
   response.headers.set("etag", tag(coding));
   context.body = outcome;
   return response;
 }
 
 /**
- * `source` as it is, its chunks also collected (the same objects, not copies): `end` gets them
- * once the source is read to its end, undefined otherwise (a failure, a client gone, or no
- * room: the cache bounds the bytes of all answers being collected), so that the requests
- * waiting for them read for themselves.
+ * `source` as it is, its chunks also written to `file` as they pass: `end` gets their sizes
+ * once the source is read to its end and the file is written, undefined otherwise (a failure,
+ * a client gone, a full disk, or no room: the cache bounds the bytes of all answers being
+ * collected), so that the requests waiting for it read for themselves. The body's end waits
+ * for the file: a request sent once this one is answered finds the answer kept.
  */
-function keeping(source: ChunkStream, cache: AnswerCache, end: (chunks: Chunks | undefined) => void): ChunkStream {
-  let parts: Uint8Array[] | undefined = []; // undefined: not kept (no room)
-  let held = 0; // reserved in the cache for `parts`
+function keeping(source: ChunkStream, cache: AnswerCache, file: KeptFile, end: (chunkSizes: number[] | undefined) => void): ChunkStream {
+  const chunkSizes: number[] = [];
+  let wanted = true; // false: not kept (no room, or the read did not end well)
+  let held = 0; // reserved in the cache for the file
   let ended = false;
-  const finish = (whole: boolean) => {
+  const finish = async (whole: boolean) => {
     if (ended) return;
     ended = true;
-    cache.release(held);
-    end(whole ? parts : undefined);
+    try {
+      if (!(wanted && whole)) throw new Error("not kept");
+      await file.written();
+      end(chunkSizes);
+    } catch {
+      file.drop();
+      end(undefined);
+    } finally {
+      cache.release(held);
+    }
   };
   return {
     async next() {
@@ -139,22 +151,19 @@ function keeping(source: ChunkStream, cache: AnswerCache, end: (chunks: Chunks |
       try {
         chunk = await source.next();
       } catch (err) {
-        finish(false);
+        void finish(false);
         throw err;
       }
-      if (chunk === undefined) finish(true);
-      else if (parts && cache.reserve(chunk.byteLength)) {
+      if (chunk === undefined) await finish(true);
+      else if (wanted && cache.reserve(chunk.byteLength)) {
         held += chunk.byteLength;
-        parts.push(chunk);
-      } else if (parts) {
-        parts = undefined; // no room: hold none of it
-        cache.release(held);
-        held = 0;
-      }
+        chunkSizes.push(chunk.byteLength);
+        file.append(chunk);
+      } else wanted = false; // no room: keep none of it
       return chunk;
     },
     close(reason) {
-      finish(false);
+      void finish(false);
       return source.close(reason);
     },
   };

@@ -3,8 +3,9 @@
 // admission, read-ahead, answer cache and rate limiter the settings ask for. `serve` listens
 // with it and the in-process tests call it, so what a test sees is what the executable runs.
 
+import { tmpdir } from "node:os";
 import type { ApiKeyRing } from "../auth/api-keys.ts";
-import type { Config } from "../settings/config.ts";
+import { ConfigError, type Config } from "../settings/config.ts";
 import type { Database } from "../db/database.ts";
 import { createDatabaseGuard } from "../db/database-guard.ts";
 import { checkReadiness, type Readiness } from "../db/readiness.ts";
@@ -14,6 +15,7 @@ import type { Logger } from "../output/log.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { createAdmission, type Admission } from "./admission.ts";
 import { createAnswerCache, type AnswerCache } from "./answer-cache.ts";
+import { KeptFile } from "./kept-file.ts";
 import { createApp } from "./app.ts";
 import { clientAddress } from "./client-address.ts";
 import { createHandler, type FetchHandler } from "./handler.ts";
@@ -73,7 +75,7 @@ export function createService(parts: ServiceParts): Service {
   const { settings, database, logger, metrics } = parts;
   const guard = createDatabaseGuard(logger);
   const readiness = () => checkReadiness(database.readinessSql, READINESS_TIMEOUT_MS, guard);
-  const answerCache = parts.answerCache ?? (settings.answerCacheMb > 0 ? createAnswerCache(settings.answerCacheMb * 2 ** 20) : undefined);
+  const answerCache = parts.answerCache ?? (settings.answerCacheMb > 0 ? answerCacheIn(tmpdir(), settings.answerCacheMb) : undefined);
   const rateLimiter = parts.rateLimiter ?? (settings.rateLimitPerMinute > 0 ? createRateLimiter(settings.rateLimitPerMinute) : undefined);
   const app = createApp({
     keys: parts.keys,
@@ -116,4 +118,14 @@ export function createService(parts: ServiceParts): Service {
     serverCut: parts.serverCut,
   });
   return { handle, rawRoutes, readiness };
+}
+
+/** The answer cache, its files in `directory`: one is made and dropped now, so that a directory it cannot use stops the start. */
+function answerCacheIn(directory: string, mb: number): AnswerCache {
+  try {
+    KeptFile.create(directory).drop();
+  } catch (err) {
+    throw new ConfigError(`ANSWER_CACHE_MB=${mb} keeps answers in files under ${directory}, and none can be made there (${(err as Error).message}): set TMPDIR to a writable directory, or ANSWER_CACHE_MB=0`);
+  }
+  return createAnswerCache(mb * 2 ** 20, directory);
 }

@@ -12,7 +12,9 @@
 // build's own ETag for the same question, a stale one, `*`, garbage), GET and HEAD, and a
 // few other paths. Compared: status, every header but Date and X-Request-Id, the ETag
 // without its hash (the hash names the build, so it differs by design), and the body's bytes
-// as sent (never decompressed). Exit status 1 on any difference; the first ones are printed.
+// as sent (never decompressed). How a body is delimited (Content-Length or chunked) is counted
+// apart: it is framing, and the bytes are compared anyway. Exit status 1 on any difference;
+// the first ones are printed.
 
 import { KEY } from "../support/app.ts";
 import { startBinary, type RunningBinary } from "../support/binary.ts";
@@ -121,9 +123,12 @@ interface Seen {
   status: number;
   headers: [string, string][];
   body: Uint8Array;
+  /** How the body was delimited (RFC 9112 §6): by Content-Length or chunked. Counted apart: the bytes are compared anyway. */
+  framing: "length" | "chunked" | "none";
 }
 
 const IGNORED = new Set(["date", "x-request-id"]);
+const FRAMING = new Set(["content-length", "transfer-encoding"]);
 
 class Build {
   readonly tags = new Map<string, string>();
@@ -148,13 +153,14 @@ class Build {
     if (commitless) body = new TextEncoder().encode(new TextDecoder().decode(body).replace(/"commit":"[^"]*"/, '"commit":"…"'));
     const etag = response.status === 200 ? response.headers.get("etag") : null;
     const kept: [string, string][] = [];
+    const framing = response.headers.has("content-length") ? "length" : response.headers.get("transfer-encoding") === "chunked" ? "chunked" : "none";
     response.headers.forEach((value, name) => {
-      if (IGNORED.has(name) || (commitless && name === "content-length")) return;
+      if (IGNORED.has(name) || FRAMING.has(name)) return;
       // "<hash of build, version and question>-<format>[-<coding>]": the hash differs by build.
       kept.push([name, name === "etag" ? value.replace(/^(W\/)?"[A-Za-z0-9_-]{22}-/, '$1"…-') : value]);
     });
     kept.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return { status: response.status, headers: kept, body, etag };
+    return { status: response.status, headers: kept, body, etag, framing };
   }
 }
 
@@ -180,6 +186,7 @@ const b = new Build(await startBinary(binaryB, env));
 
 let sent = 0;
 let differing = 0;
+const framings = new Map<string, number>(); // "length → chunked": same bytes, delimited otherwise
 const differingByPath = new Map<string, number>();
 const statuses = new Map<number, number>();
 const started = performance.now();
@@ -197,6 +204,7 @@ async function worker() {
     }
     statuses.set(x.status, (statuses.get(x.status) ?? 0) + 1);
     const found = differences(x, y);
+    if (x.framing !== y.framing) framings.set(`${x.framing} → ${y.framing}`, (framings.get(`${x.framing} → ${y.framing}`) ?? 0) + 1);
     if (found.length) {
       differing++;
       const where = `${d.method} ${d.path.split("?")[0]}`;
@@ -215,5 +223,6 @@ try {
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const byStatus = [...statuses].sort(([x], [y]) => x - y).map(([s, n]) => `${s}: ${n}`).join(", ");
 console.log(`${total} requests in ${seconds} s, ${differing} differing; statuses: ${byStatus}`);
+if (framings.size) console.log(`framing differs (Content-Length or chunked; the bytes compared above): ${[...framings].map(([k, n]) => `${k}: ${n}`).join(", ")}`);
 if (differing) console.log(`differing, by path: ${[...differingByPath].map(([where, n]) => `${where}: ${n}`).join(", ")}`);
 process.exit(differing === 0 ? 0 : 1);
