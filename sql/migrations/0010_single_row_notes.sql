@@ -7,52 +7,10 @@
 -- rows, a key changed) takes 0006's query as before. The notes are the same either way:
 -- tests/db/single-row-notes.test.ts compares both paths on every case.
 
--- 0006's product_cost_deltas_note, unchanged but for its name: every other statement.
-create or replace function product_cost_deltas_note_general(added product_daily_costs[], removed product_daily_costs[]) returns void
-  language plpgsql security definer set search_path from current
-as $fn$
-begin
-  insert into product_cost_deltas (
-    product_id, month, days, rows,
-    purchase_cost_usd, purchase_cost_usd_count, inbound_freight_usd, inbound_freight_usd_count,
-    shipping_to_customer_usd, shipping_to_customer_usd_count, warehouse_fees_usd, warehouse_fees_usd_count)
-  with per_day as (
-    select
-      coalesce(a.product_id, r.product_id) as product_id,
-      date_trunc('month', coalesce(a.cost_date, r.cost_date)::timestamp)::date as month,
-      extract(day from coalesce(a.cost_date, r.cost_date))::int as day,
-      (a.product_id is not null)::int - (r.product_id is not null)::int as n,
-      coalesce(nullif(a.purchase_cost_usd, 'NaN'), 0) - coalesce(nullif(r.purchase_cost_usd, 'NaN'), 0) as pc,
-      (nullif(a.purchase_cost_usd, 'NaN') is not null)::int - (nullif(r.purchase_cost_usd, 'NaN') is not null)::int as pcn,
-      coalesce(nullif(a.inbound_freight_usd, 'NaN'), 0) - coalesce(nullif(r.inbound_freight_usd, 'NaN'), 0) as fr,
-      (nullif(a.inbound_freight_usd, 'NaN') is not null)::int - (nullif(r.inbound_freight_usd, 'NaN') is not null)::int as frn,
-      coalesce(nullif(a.shipping_to_customer_usd, 'NaN'), 0) - coalesce(nullif(r.shipping_to_customer_usd, 'NaN'), 0) as sh,
-      (nullif(a.shipping_to_customer_usd, 'NaN') is not null)::int - (nullif(r.shipping_to_customer_usd, 'NaN') is not null)::int as shn,
-      coalesce(nullif(a.warehouse_fees_usd, 'NaN'), 0) - coalesce(nullif(r.warehouse_fees_usd, 'NaN'), 0) as wf,
-      (nullif(a.warehouse_fees_usd, 'NaN') is not null)::int - (nullif(r.warehouse_fees_usd, 'NaN') is not null)::int as wfn
-    from unnest(added) as a
-    full join unnest(removed) as r on r.product_id = a.product_id and r.cost_date = a.cost_date
-  ),
-  running as (
-    select product_id, month, day,
-      sum(n) over w as n,
-      sum(pc) over w as pc, sum(pcn) over w as pcn, sum(fr) over w as fr, sum(frn) over w as frn,
-      sum(sh) over w as sh, sum(shn) over w as shn, sum(wf) over w as wf, sum(wfn) over w as wfn
-    from per_day
-    where n <> 0 or pc <> 0 or pcn <> 0 or fr <> 0 or frn <> 0 or sh <> 0 or shn <> 0 or wf <> 0 or wfn <> 0
-    window w as (partition by product_id, month order by day rows unbounded preceding)
-  )
-  -- In day order: the order `running` comes in, the window's (an ORDER BY per aggregate
-  -- would sort each group again: half the trigger's time).
-  select product_id, month, bit_or(1 << (day - 1)), array_agg(n::int),
-    array_agg(pc), array_agg(pcn::int), array_agg(fr), array_agg(frn::int),
-    array_agg(sh), array_agg(shn::int), array_agg(wf), array_agg(wfn::int)
-  from running
-  group by product_id, month;
-end
-$fn$;
+-- 0006's function, unchanged, under a new name: every other statement.
+alter function product_cost_deltas_note(product_daily_costs[], product_daily_costs[]) rename to product_cost_deltas_note_general;
 
-create or replace function product_cost_deltas_note(added product_daily_costs[], removed product_daily_costs[]) returns void
+create function product_cost_deltas_note(added product_daily_costs[], removed product_daily_costs[]) returns void
   language plpgsql security definer set search_path from current
 as $fn$
 declare

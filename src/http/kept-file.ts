@@ -99,11 +99,10 @@ export class KeptFile {
     let position = 0;
     let index = 0;
     let open = true;
-    this.#busy++;
+    const release = this.hold();
     const done = () => {
-      if (!open) return;
       open = false;
-      this.#release();
+      release();
     };
     return {
       next: async () => {

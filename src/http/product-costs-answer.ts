@@ -99,14 +99,16 @@ export async function answerProductCosts(request: Request, context: RequestConte
       context.firstRowsMs = performance.now() - asked;
       const rows = rowsSource(read, context);
       source = rows;
-      const file = keep && cache!.file();
-      if (keep && !file) keep(undefined);
-      else if (keep && file) {
+      if (keep) {
         const done = keep;
-        source = keeping(rows, cache!, file, (chunkSizes) => {
-          // The waiting requests get the kept entry itself: its compressed forms are shared.
-          done(chunkSizes && cache!.put(key.cached, { version, body: file, chunkSizes, rows: context.rows ?? 0 }));
-        });
+        const file = cache!.file();
+        if (!file) done(undefined); // no file to keep it in: the waiting requests read for themselves
+        else {
+          source = keeping(rows, cache!, file, (chunkSizes) => {
+            // The waiting requests find the kept entry itself: its compressed forms are shared.
+            done(chunkSizes && cache!.put(key.cached, { version, body: file, chunkSizes, rows: context.rows ?? 0 }));
+          });
+        }
       }
     } catch (err) {
       keep?.(undefined);
