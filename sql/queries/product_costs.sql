@@ -95,13 +95,17 @@ through_last as (
     m.warehouse_fees_usd_before + coalesce(m.warehouse_fees_usd[m.k], 0)                            as wf,
     m.warehouse_fees_usd_count_before + bit_count((m.warehouse_fees_usd_days & m.mask)::bit(32))    as wfn
   from (
-    select m.*, e.mask, bit_count((m.days & e.mask)::bit(32))::int as k
-    from (
-      select least(b.to_month, f.last) as month, case when b.to_month > f.last then -1 else b.through_last end as mask
-      from bounds b cross join facts f
-      where b.from_month < b.to_month and b.from_month <= f.last and not f.by_day
-    ) e
-    join product_cost_months m on m.month = e.month
+    -- The month of $2 by its constant key, so that the planner keeps the one partition of it
+    -- (0011) and knows its size; past the rollup's last month, that month whole.
+    select m.*, b.through_last as mask, bit_count((m.days & b.through_last)::bit(32))::int as k
+    from bounds b cross join facts f
+    join product_cost_months m on m.month = b.to_month
+    where b.from_month < b.to_month and b.to_month <= f.last and not f.by_day
+    union all
+    select m.*, -1 as mask, bit_count(m.days::bit(32))::int as k
+    from bounds b cross join facts f
+    join product_cost_months m on m.month = f.last
+    where b.from_month < b.to_month and b.from_month <= f.last and b.to_month > f.last and not f.by_day
     offset 0
   ) m
 ),

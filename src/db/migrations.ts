@@ -12,6 +12,7 @@ import m0007 from "../../sql/migrations/0007_answer_versions.sql" with { type: "
 import m0008 from "../../sql/migrations/0008_refresh_record.sql" with { type: "text" };
 import m0009 from "../../sql/migrations/0009_answer_version_function.sql" with { type: "text" };
 import m0010 from "../../sql/migrations/0010_single_row_notes.sql" with { type: "text" };
+import m0011 from "../../sql/migrations/0011_months_by_month.sql" with { type: "text" };
 import indexBuildProgressSql from "../../sql/queries/index_build_progress.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
@@ -53,6 +54,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: "0008", name: "refresh_record", sql: m0008, restores: ["product_cost_refreshes.started_at"] },
   { version: "0009", name: "answer_version_function", sql: m0009 },
   { version: "0010", name: "single_row_notes", sql: m0010 },
+  { version: "0011", name: "months_by_month", sql: m0011 },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.

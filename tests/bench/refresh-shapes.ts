@@ -185,7 +185,12 @@ async function runMode(mode: "off" | "on"): Promise<Result[]> {
   log(`${name}: a copy of ${dataset.name}`);
   psql(`${SERVER}/postgres`, `drop database if exists ${name} with (force);\ncreate database ${name} template ${dataset.name} strategy file_copy;\n`);
   const rollup = "product_cost_months, product_cost_deltas, product_cost_answers, product_cost_refreshes, product_cost_folded_changes";
-  for (const table of rollup.split(", ")) psql(url, `alter table ${table} set (autovacuum_enabled = ${mode === "on"});`);
+  // The months are partitioned (0011): the setting goes on each partition, and the next one made copies it.
+  const partitions = psql(url, "select string_agg(inhrelid::regclass::text, ', ') from pg_inherits where inhparent = 'product_cost_months'::regclass;").trim();
+  for (const table of [...rollup.split(", "), ...(partitions ? partitions.split(", ") : [])]) {
+    if (table === "product_cost_months" && partitions) continue;
+    psql(url, `alter table ${table} set (autovacuum_enabled = ${mode === "on"});`);
+  }
   // Reads as the service reads: its serving session's settings (src/db/client.ts).
   const sql = createPool({ url, max: 1, connectTimeoutMs: 5000, statementTimeoutMs: 0, readOnly: true, applicationName: "pce-refresh-shapes" });
   const results: Result[] = [];

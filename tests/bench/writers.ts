@@ -362,7 +362,7 @@ async function lockWaits(url: string, products: number, days: number): Promise<L
         select count(*)::int as waiters,
                coalesce(array_agg(a.wait_event) filter (where a.query ~ ${PROJECT_TABLES.join("|")}
                  or exists (select 1 from pg_locks l join pg_class c on c.oid = l.relation
-                            where l.pid = a.pid and not l.granted and c.relname = any(${PROJECT_TABLES}::text[]))), '{}') as on_project
+                            where l.pid = a.pid and not l.granted and (c.relname = any(${PROJECT_TABLES}::text[]) or c.relname like 'product_cost_months_%'))), '{}') as on_project
         from pg_stat_activity a
         where a.datname = current_database() and a.wait_event_type = 'Lock' and a.pid <> pg_backend_pid()`;
       result.samples++;

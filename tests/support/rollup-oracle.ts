@@ -3,7 +3,8 @@
 // the refresh's materializations (the months, the rendered answers) equal what the daily
 // rows say.
 
-import type { ProductCostRow } from "../../src/db/product-costs.ts";
+import type { Sql as Pool } from "../../src/db/client.ts";
+import { productCostsStatement, type ProductCostRow } from "../../src/db/product-costs.ts";
 import { rowsJson } from "../../src/http/row-json.ts";
 import naiveQuery from "../db/naive_product_costs.sql" with { type: "text" };
 import { COLUMNS, type SEGMENTS, type Sql } from "./random-writes.ts";
@@ -18,6 +19,15 @@ export function rowsAsJson(rows: readonly ProductCostRow[]): string {
 /** The naive GROUP BY's rows, rendered as the service renders rows: the answer every read must give. */
 export async function naiveAnswer(sql: Sql, from: string, to: string, segment: Segment): Promise<string> {
   return rowsAsJson(await sql.unsafe(naiveQuery, [from, to, segment]).raw());
+}
+
+/** The service's statement and the naive GROUP BY for one range, read in one REPEATABLE READ snapshot: [served, naive]. */
+export async function servedAndNaive(sql: Pool, from: string, to: string, segment: Segment = "all"): Promise<[string, string]> {
+  return await sql.begin("isolation level repeatable read", async (tx) => {
+    const statement = productCostsStatement({ monthFrom: from, monthTo: to, segment });
+    const served = rowsAsJson(await tx.unsafe(statement.text, statement.params).raw());
+    return [served, await naiveAnswer(tx as unknown as Sql, from, to, segment)] as [string, string];
+  });
 }
 
 /**
