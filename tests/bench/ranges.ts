@@ -7,7 +7,7 @@
 // ETL's daily writes leaves them); and the rollup's size. Not part of `bun test`: bench.ts runs it on its dataset,
 // or alone on a database bench.ts made:
 //
-//   bun tests/bench/ranges.ts --db pce_bench_50k [--runs 5] [--out file.md] [--binary <executable>]
+//   bun tests/bench/ranges.ts --db pce_bench_50k [--runs 5] [--out file.md] [--binary <executable>] [--skip-waiting]
 //
 // The database is changed and put back as it was (each scenario undoes its write and
 // refreshes). BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432) is the server.
@@ -32,6 +32,8 @@ export interface RangeBenchOptions {
   binary: string;
   runs: number;
   log: (msg: string) => void;
+  /** Leave out the reads while changes wait (a month rewritten, the daily write). */
+  skipWaiting?: boolean;
 }
 
 interface Range {
@@ -89,9 +91,11 @@ function timed(url: string, statement: string): number {
   return Number(/Time: ([0-9.]+) ms/.exec(out)![1]);
 }
 
-function naiveTimes(url: string, range: Range, runs: number): number[] {
+/** The naive GROUP BY's times; `serial`: with max_parallel_workers_per_gather = 0, as the service's cursor always runs. */
+function naiveTimes(url: string, range: Range, runs: number, serial = false): number[] {
   const body = naive.replace(/^\s*--.*$/gm, "").trim();
   const script =
+    (serial ? "set max_parallel_workers_per_gather = 0;\n" : "") +
     `prepare q(date, date, text) as ${body};\n\\o /dev/null\n\\timing on\n` +
     Array.from({ length: runs }, () => `execute q('${range.from}', '${range.to}', '${SEGMENT}');`).join("\n") +
     "\n";
@@ -148,6 +152,8 @@ function refresh(opts: RangeBenchOptions, rebuild = false): { ms: number; notes:
 interface Measured {
   range: Range;
   naive: number;
+  /** The naive GROUP BY without parallel workers. */
+  naiveSerial: number;
   first: number;
   service: number;
 }
@@ -156,18 +162,18 @@ function measure(base: string, url: string, ranges: Range[], runs: number): Meas
   return ranges.map((range) => {
     const first = serviceTime(base, range);
     const service = median([first, ...Array.from({ length: runs - 1 }, () => serviceTime(base, range))]);
-    return { range, naive: median(naiveTimes(url, range, runs)), first, service };
+    return { range, naive: median(naiveTimes(url, range, runs)), naiveSerial: median(naiveTimes(url, range, runs, true)), first, service };
   });
 }
 
 /** Each range against the naive GROUP BY and its goal, as Markdown table lines. */
 function goalTable(measured: Measured[]): string[] {
   return [
-    "| range | naive GROUP BY | service: first read / median | service ÷ naive speed | goal | |",
-    "|---|---:|---:|---:|---:|---|",
+    "| range | naive GROUP BY | service: first read / median | service ÷ naive speed | goal | | naive, no parallel workers | service ÷ that |",
+    "|---|---:|---:|---:|---:|---|---:|---:|",
     ...measured.map((m) => {
       const x = m.naive / m.service;
-      return `| ${m.range.name} (${m.range.from}..${m.range.to}) | ${ms(m.naive)} | ${ms(m.first)} / ${ms(m.service)} | ${ratio(x)} | ≥ ${m.range.goal}× | ${verdict(x >= m.range.goal)} |`;
+      return `| ${m.range.name} (${m.range.from}..${m.range.to}) | ${ms(m.naive)} | ${ms(m.first)} / ${ms(m.service)} | ${ratio(x)} | ≥ ${m.range.goal}× | ${verdict(x >= m.range.goal)} | ${ms(m.naiveSerial)} | ${ratio(m.naiveSerial / m.service)} |`;
     }),
   ];
 }
@@ -193,6 +199,39 @@ function sizes(url: string): { daily: number; rollup: number; rows: number; part
   };
 }
 
+/** The reads while changes wait to be folded: a whole month rewritten, and the ETL's daily write; each undone. */
+function whileWaiting(opts: RangeBenchOptions, base: string) {
+  const url = opts.dbUrl;
+  // A whole month rewritten by the ETL (every daily row of September, one statement), read
+  // before the refresh folds it; then the refresh, and the rewrite undone the same way.
+  opts.log("ranges: September rewritten, waiting");
+  const rewriteMs = timed(url, "update product_daily_costs set purchase_cost_usd = purchase_cost_usd + 1 where cost_date >= '2026-09-01' and cost_date < '2026-10-01'");
+  const touching = RANGES.filter((r) => r.to >= "2026-09-01" && r.from <= "2026-09-30");
+  const monthWaiting = measure(base, url, touching, opts.runs);
+  const monthRefresh = refresh(opts);
+  timed(url, "update product_daily_costs set purchase_cost_usd = purchase_cost_usd - 1 where cost_date >= '2026-09-01' and cost_date < '2026-10-01'");
+  refresh(opts);
+
+  // The ETL's usual write: one day (the last, 2026-10-31) for every product, one statement,
+  // read at once; then the refresh. The day's rows are put back afterwards.
+  opts.log("ranges: the daily write, waiting");
+  psql(url, "create table bench_saved_day as select * from product_daily_costs where cost_date = '2026-10-31'; delete from product_daily_costs where cost_date = '2026-10-31';");
+  refresh(opts);
+  const lastDay = RANGES.filter((r) => r.to === "2026-10-31");
+  const beforeDay = measure(base, url, lastDay, opts.runs);
+  const dayWriteMs = timed(
+    url,
+    "insert into product_daily_costs select product_id, '2026-10-31', 12.5, 1.25, 3.5, 0.75 from products",
+  );
+  const dayWaiting = measure(base, url, lastDay, opts.runs);
+  const dayRefresh = refresh(opts);
+  const dayFolded = measure(base, url, lastDay, opts.runs);
+  psql(url, "delete from product_daily_costs where cost_date = '2026-10-31'; insert into product_daily_costs select * from bench_saved_day; drop table bench_saved_day;");
+  refresh(opts);
+  void beforeDay;
+  return { rewriteMs, monthWaiting, monthRefresh, dayWriteMs, dayWaiting, dayRefresh, dayFolded };
+}
+
 export async function rangeBench(opts: RangeBenchOptions): Promise<string> {
   const lines: string[] = [];
   const p = (s = "") => lines.push(s);
@@ -205,33 +244,7 @@ export async function rangeBench(opts: RangeBenchOptions): Promise<string> {
     const folded = measure(service.base, url, RANGES, opts.runs);
 
 
-    // A whole month rewritten by the ETL (every daily row of September, one statement), read
-    // before the refresh folds it; then the refresh, and the rewrite undone the same way.
-    opts.log("ranges: September rewritten, waiting");
-    const rewriteMs = timed(url, "update product_daily_costs set purchase_cost_usd = purchase_cost_usd + 1 where cost_date >= '2026-09-01' and cost_date < '2026-10-01'");
-    const touching = RANGES.filter((r) => r.to >= "2026-09-01" && r.from <= "2026-09-30");
-    const monthWaiting = measure(service.base, url, touching, opts.runs);
-    const monthRefresh = refresh(opts);
-    timed(url, "update product_daily_costs set purchase_cost_usd = purchase_cost_usd - 1 where cost_date >= '2026-09-01' and cost_date < '2026-10-01'");
-    refresh(opts);
-
-    // The ETL's usual write: one day (the last, 2026-10-31) for every product, one statement,
-    // read at once; then the refresh. The day's rows are put back afterwards.
-    opts.log("ranges: the daily write, waiting");
-    psql(url, "create table bench_saved_day as select * from product_daily_costs where cost_date = '2026-10-31'; delete from product_daily_costs where cost_date = '2026-10-31';");
-    refresh(opts);
-    const lastDay = RANGES.filter((r) => r.to === "2026-10-31");
-    const beforeDay = measure(service.base, url, lastDay, opts.runs);
-    const dayWriteMs = timed(
-      url,
-      "insert into product_daily_costs select product_id, '2026-10-31', 12.5, 1.25, 3.5, 0.75 from products",
-    );
-    const dayWaiting = measure(service.base, url, lastDay, opts.runs);
-    const dayRefresh = refresh(opts);
-    const dayFolded = measure(service.base, url, lastDay, opts.runs);
-    psql(url, "delete from product_daily_costs where cost_date = '2026-10-31'; insert into product_daily_costs select * from bench_saved_day; drop table bench_saved_day;");
-    refresh(opts);
-    void beforeDay;
+    const waiting = opts.skipWaiting ? undefined : whileWaiting(opts, service.base);
 
     const size = sizes(url); // before the rebuild below leaves the months' old rows for vacuum to reuse
 
@@ -260,7 +273,7 @@ export async function rangeBench(opts: RangeBenchOptions): Promise<string> {
 
     p("### Ranges dashboards ask (rollup v3)");
     p();
-    p(`One client, segment=${SEGMENT}, whole body; naive GROUP BY in psql on the same migrated database (date index, PostgreSQL's defaults, parallel workers allowed), median of ${opts.runs}; the service's first read of each range and the median of ${opts.runs} reads (it keeps no answer between requests: each is a first read).`);
+    p(`One client, segment=${SEGMENT}, whole body; naive GROUP BY in psql on the same migrated database (date index, PostgreSQL's defaults, parallel workers allowed), median of ${opts.runs}; the service's first read of each range and the median of ${opts.runs} reads (it keeps no answer between requests: each is a first read). Beside it, the naive GROUP BY with \`max_parallel_workers_per_gather = 0\`: the service's statement runs through a cursor, which PostgreSQL never runs in parallel, so that is both sides without parallel workers.`);
     p();
     goalTable(folded).forEach((line) => p(line));
     p();
@@ -270,33 +283,36 @@ export async function rangeBench(opts: RangeBenchOptions): Promise<string> {
     p();
     goalTable(november).forEach((line) => p(line));
     p();
-    p(`### While a whole month's rewrite waits to be folded`);
-    p();
-    p(`Every daily row of September 2026 rewritten by one UPDATE (${ms(rewriteMs)} for the ETL), then each range that touches September read before any refresh; naive at the same state. Goal: ≥ 2× the naive speed.`);
-    p();
-    p("| range | naive GROUP BY | service: first / median | service ÷ naive speed | |");
-    p("|---|---:|---:|---:|---|");
-    for (const m of monthWaiting) {
-      const x = m.naive / m.service;
-      p(`| ${m.range.name} | ${ms(m.naive)} | ${ms(m.first)} / ${ms(m.service)} | ${ratio(x)} | ${verdict(x >= 2)} |`);
+    if (waiting) {
+      const { rewriteMs, monthWaiting, monthRefresh, dayWriteMs, dayWaiting, dayRefresh, dayFolded } = waiting;
+      p(`### While a whole month's rewrite waits to be folded`);
+      p();
+      p(`Every daily row of September 2026 rewritten by one UPDATE (${ms(rewriteMs)} for the ETL), then each range that touches September read before any refresh; naive at the same state. Goal: ≥ 2× the naive speed.`);
+      p();
+      p("| range | naive GROUP BY | service: first / median | service ÷ naive speed | |");
+      p("|---|---:|---:|---:|---|");
+      for (const m of monthWaiting) {
+        const x = m.naive / m.service;
+        p(`| ${m.range.name} | ${ms(m.naive)} | ${ms(m.first)} / ${ms(m.service)} | ${ratio(x)} | ${verdict(x >= 2)} |`);
+      }
+      p();
+      p(`Then \`refresh\`: ${ms(monthRefresh.ms)} (${monthRefresh.notes.toLocaleString("en")} notes; goal ≤ 5 s: ${verdict(monthRefresh.ms <= 5000)}).`);
+      p();
+      p("### The ETL's daily write, read at once");
+      p();
+      p(`One new day (2026-10-31) for each of the ${(Number(psql(url, "select count(*) from products;").trim())).toLocaleString("en")} products, one INSERT (${ms(dayWriteMs)}), then the ranges that hold it, read before the refresh, against the same reads once refreshed. Goal: ≤ 2× the folded read.`);
+      p();
+      p("| range | waiting: first / median | folded: median | waiting ÷ folded | |");
+      p("|---|---:|---:|---:|---|");
+      for (const [i, m] of dayWaiting.entries()) {
+        const f = dayFolded[i]!;
+        const x = m.service / f.service;
+        p(`| ${m.range.name} | ${ms(m.first)} / ${ms(m.service)} | ${ms(f.service)} | ${x.toFixed(2)} | ${verdict(x <= 2)} |`);
+      }
+      p();
+      p(`Then \`refresh\`: ${ms(dayRefresh.ms)} (${dayRefresh.notes.toLocaleString("en")} notes; goal ≤ 1 s: ${verdict(dayRefresh.ms <= 1000)}).`);
+      p();
     }
-    p();
-    p(`Then \`refresh\`: ${ms(monthRefresh.ms)} (${monthRefresh.notes.toLocaleString("en")} notes; goal ≤ 5 s: ${verdict(monthRefresh.ms <= 5000)}).`);
-    p();
-    p("### The ETL's daily write, read at once");
-    p();
-    p(`One new day (2026-10-31) for each of the ${(Number(psql(url, "select count(*) from products;").trim())).toLocaleString("en")} products, one INSERT (${ms(dayWriteMs)}), then the ranges that hold it, read before the refresh, against the same reads once refreshed. Goal: ≤ 2× the folded read.`);
-    p();
-    p("| range | waiting: first / median | folded: median | waiting ÷ folded | |");
-    p("|---|---:|---:|---:|---|");
-    for (const [i, m] of dayWaiting.entries()) {
-      const f = dayFolded[i]!;
-      const x = m.service / f.service;
-      p(`| ${m.range.name} | ${ms(m.first)} / ${ms(m.service)} | ${ms(f.service)} | ${x.toFixed(2)} | ${verdict(x <= 2)} |`);
-    }
-    p();
-    p(`Then \`refresh\`: ${ms(dayRefresh.ms)} (${dayRefresh.notes.toLocaleString("en")} notes; goal ≤ 1 s: ${verdict(dayRefresh.ms <= 1000)}).`);
-    p();
     p("### Size");
     p();
     const mb = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
@@ -325,7 +341,7 @@ if (import.meta.main) {
   const report =
     `## Ranges benchmark, ${today}, \`${db}\`\n\n- Command: \`bun tests/bench/ranges.ts ${argv.join(" ")}\` (commit ${commit})\n` +
     `- Load average before: ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}\n\n` +
-    (await rangeBench({ dbUrl: `${server}/${db}`, binary: resolve(option("binary", join(ROOT, "dist/product-cost-export"))), runs: Number(option("runs", "5")), log: (m) => console.error(m) }));
+    (await rangeBench({ dbUrl: `${server}/${db}`, binary: resolve(option("binary", join(ROOT, "dist/product-cost-export"))), runs: Number(option("runs", "5")), log: (m) => console.error(m), skipWaiting: argv.includes("--skip-waiting") }));
   const out = option("out", "");
   if (out) writeFileSync(resolve(out), report);
   process.stdout.write(report);
