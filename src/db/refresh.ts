@@ -67,8 +67,8 @@ const countMissingSql = `select count(*)::int as n from (${missingAnswersSql.rep
 
 /** Any fixed number, another than migrate's: all refreshes take the same lock. */
 export const REFRESH_LOCK_ID = 74_201_312;
-/** Answers rendered at once, each on a session of its own (the pool permitting). */
-const RENDER_SESSIONS = 2;
+/** Answers rendered, or a rebuild's steps folded, at once: each on a session of its own (the pool permitting). */
+const SESSIONS_AT_ONCE = 2;
 /**
  * How the refreshes that run every minute (`refresh`, the service's own) keep up what only
  * speeds reads: a refresh that folded notes is done once they are folded (and the log
@@ -244,6 +244,49 @@ async function resetSession(session: Session): Promise<void> {
   await session.unsafe("reset statement_timeout; reset client_connection_check_interval").catch(() => {});
 }
 
+/**
+ * `work` for each item in turn, on SESSIONS_AT_ONCE sessions at once: the refresh's own and
+ * helpers reserved from the pool (with the refresh's settings), while `more()` says so. After
+ * a failure no session takes another item; the failure is thrown once every session is done
+ * (none is released while it still works).
+ */
+async function onSessions<T>(sql: Sql, session: Session, items: T[], work: (on: Session, item: T) => Promise<void>, more: () => boolean = () => true): Promise<void> {
+  const helpers = await Promise.all(
+    Array.from({ length: Math.max(0, Math.min(SESSIONS_AT_ONCE - 1, sql.options.max - 1, items.length - 1)) }, () => sql.reserve()),
+  );
+  let next = 0;
+  let failed = false;
+  const worker = async (on: Session) => {
+    if (on !== session) await prepareSession(on);
+    try {
+      while (!failed && next < items.length && more()) {
+        await work(on, items[next++]!).catch((err) => {
+          failed = true;
+          throw err;
+        });
+      }
+    } finally {
+      if (on !== session) await resetSession(on);
+    }
+  };
+  try {
+    const failure = (await Promise.allSettled([session, ...helpers].map(worker))).find((x) => x.status === "rejected");
+    if (failure) throw failure.reason;
+  } finally {
+    helpers.forEach((h) => h.release());
+  }
+}
+
+/**
+ * Whether a step failed for meeting a step beside it (a rebuild's, which fold side by side):
+ * two that fold notes of the same day (writers' notes since the rebuild began) meet on that
+ * day's count (count_folded.sql), and the later one's repeatable read transaction fails with a
+ * serialization failure (or a deadlock), having changed nothing.
+ */
+function metAnotherStep(err: unknown): boolean {
+  return err instanceof postgres.PostgresError && (err.code === "40001" || err.code === "40P01");
+}
+
 interface Batch {
   first_product: string;
   last_product: string;
@@ -353,7 +396,7 @@ async function foldBatch(r: Runner, session: Session, batch: Batch, plan: { rebu
 }
 
 /** Steps 1 to 3: the months brought to the daily rows and the log forgotten, step by step. */
-async function fold(r: Runner, session: Session, options: RefreshOptions, started: number, stepMs: RefreshReport["step_ms"]) {
+async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptions, started: number, stepMs: RefreshReport["step_ms"]) {
   const [s] = await r.run<State[]>(session, stateSql);
   const rebuild = Boolean(options.rebuild || s!.everything);
   const record = (notes: number) => r.run(session, recordRefreshSql, [notes, Math.round(performance.now() - started)]);
@@ -374,15 +417,22 @@ async function fold(r: Runner, session: Session, options: RefreshOptions, starte
     }
   };
 
+  // Migration 0011's partitions, where the database has it (a refresh may run before `migrate`).
+  const [{ partitioned } = { partitioned: false }] = await r.run<{ partitioned: boolean }[]>(
+    session,
+    "select to_regprocedure('product_cost_months_cover(date)') is not null as partitioned",
+  );
   if (rebuild) {
     // A note of everything (reads add up the daily rows until the last step deletes it), the
-    // months emptied and every answer dropped, in one commit.
+    // months emptied and every answer dropped, in one commit; and every month's partition
+    // made, so that the steps (side by side) only write rows.
     everythingNotes = await timed("prepare", () =>
       r.transaction(session, "", async () => {
         const n = await count(r, session, "select count(*)::int as n from product_cost_deltas where product_id is null");
         if (n === 0) await r.run(session, "select product_cost_changes_everything()");
         await r.run(session, "delete from product_cost_months"); // DELETE: readers keep the old rows until commit
         await r.run(session, "delete from product_cost_answers");
+        if (partitioned && last) await r.run(session, coverMonthsSql, [last]);
         return Math.max(n, 1);
       }),
     );
@@ -393,11 +443,6 @@ async function fold(r: Runner, session: Session, options: RefreshOptions, starte
   let notes = 0;
   let steps = 0;
   if (last) {
-    // Migration 0011's partitions, where the database has it (a refresh may run before `migrate`).
-    const [{ partitioned } = { partitioned: false }] = await r.run<{ partitioned: boolean }[]>(
-      session,
-      "select to_regprocedure('product_cost_months_cover(date)') is not null as partitioned",
-    );
     const stepRows = options.stepRows ?? STEP_ROWS;
     // At most a row per note and month from the earliest month named: when that fits in a step,
     // one step of every product named (no need to weigh each product's months).
@@ -406,11 +451,27 @@ async function fold(r: Runner, session: Session, options: RefreshOptions, starte
       !rebuild && s!.first_product !== null && atMost <= stepRows
         ? [{ first_product: s!.first_product, last_product: s!.last_product!, products: 0 }]
         : await r.run<Batch[]>(session, batchesSql, [rebuild, last, stepRows, s!.first_month ?? last]);
+    const step = async (on: Session, batch: Batch, extendFrom?: string) => {
+      notes += await foldBatch(r, on, batch, { rebuild, last, extendFrom, dense: options.dense, partitioned });
+      steps++;
+      options.onProgress?.({ step: "totals", done: steps, total: batches.length });
+    };
     await timed("fold", async () => {
-      for (const batch of batches) {
-        notes += await foldBatch(r, session, batch, { rebuild, last, extendFrom: steps === 0 ? extendFrom : undefined, dense: options.dense, partitioned });
-        steps++;
-        options.onProgress?.({ step: "totals", done: steps, total: batches.length });
+      if (rebuild) {
+        // The products' months straight from their daily rows: steps of disjoint products, each
+        // a read of its daily rows and a sort that use one core of the server, side by side.
+        // A step that met another runs again after them, alone.
+        const again: Batch[] = [];
+        await onSessions(sql, session, batches, (on, batch) =>
+          step(on, batch).catch((err) => {
+            if (!metAnotherStep(err)) throw err;
+            again.push(batch);
+          }),
+        );
+        for (const batch of again) await step(session, batch);
+      } else {
+        // One after another: the first moves the rollup's last month for every product.
+        for (const batch of batches) await step(session, batch, steps === 0 ? extendFrom : undefined);
       }
     });
   }
@@ -446,33 +507,16 @@ async function renderMissing(r: Runner, sql: Sql, session: Session, options: Ref
   const started = performance.now();
   const missing = await r.run<{ period: string; period_start: string }[]>(session, missingAnswersSql);
   if (missing.length === 0) return { rendered: 0, waiting: 0 };
-  const helpers = await Promise.all(
-    Array.from({ length: Math.min(RENDER_SESSIONS - 1, sql.options.max - 1, missing.length - 1) }, () => sql.reserve()),
-  );
-  let next = 0;
   let done = 0;
   const inBudget = () => options.renderBudgetMs === undefined || performance.now() - started < options.renderBudgetMs;
-  const worker = async (on: Session) => {
-    if (on !== session) await prepareSession(on);
-    try {
-      while (next < missing.length && inBudget()) {
-        const { period, period_start } = missing[next++]!;
-        await r.transaction(on, "", async () => {
-          await r.run(on, deleteAnswerSql, [period, period_start]);
-          await r.run(on, renderAnswerSql, [period, period_start]);
-        });
-        done++;
-        options.onProgress?.({ step: "answers", done, total: missing.length });
-      }
-    } finally {
-      if (on !== session) await resetSession(on);
-    }
-  };
-  try {
-    await Promise.all([session, ...helpers].map(worker));
-  } finally {
-    helpers.forEach((h) => h.release());
-  }
+  await onSessions(sql, session, missing, async (on, { period, period_start }) => {
+    await r.transaction(on, "", async () => {
+      await r.run(on, deleteAnswerSql, [period, period_start]);
+      await r.run(on, renderAnswerSql, [period, period_start]);
+    });
+    done++;
+    options.onProgress?.({ step: "answers", done, total: missing.length });
+  }, inBudget);
   await r.transaction(session, "", () => r.run(session, "analyze product_cost_answers"));
   return { rendered: done, waiting: missing.length - done };
 }
@@ -512,7 +556,7 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
       // the refresh before it committed.
       await r.transaction(session, "", () => r.run(session, recordStartSql));
       const stepMs: RefreshReport["step_ms"] = {};
-      const folded = await fold(r, session, options, started, stepMs);
+      const folded = await fold(r, sql, session, options, started, stepMs);
       const idle = folded.mode === "none";
       const upkeep = !options.upkeepWhenIdle || idle;
       let t = performance.now();

@@ -145,6 +145,26 @@ describeWithPostgres("the refresh after the ETL's writes, with the rollup's stat
     await expectExact("after the rebuild", [["2026-08-15", "2026-11-02"]]);
   }, 120_000);
 
+  test("a rebuild's steps side by side: writers' notes of one day in every step are each counted once, the log emptied, every answer exact", async () => {
+    // Every product's 2026-10-30 changed (a note per product, all naming that day), then a
+    // rebuild in small steps: each step folds its products' notes and adds them to the day's
+    // count, so steps running at once meet on that count and one of them runs again.
+    await admin`update product_daily_costs set inbound_freight_usd = coalesce(inbound_freight_usd, 0) + 1 where cost_date = '2026-10-30'`;
+    const count = async () => {
+      const [row] = await admin<{ day: number; notes: number; everything: number }[]>`
+        select coalesce((select changes from product_cost_folded_changes where day = '2026-10-30'), 0)::int as day,
+               (select count(*) from product_cost_deltas)::int as notes,
+               coalesce((select changes from product_cost_folded_changes where day = 'infinity'), 0)::int as everything`;
+      return row!;
+    };
+    const before = await count();
+    expect(before.notes).toBeGreaterThan(1_000);
+    const report = await refreshRollup(admin, { rebuild: true, stepRows: 4_000, renderBudgetMs: 0 });
+    expect({ mode: report?.mode, notes: report?.notes, manySteps: (report?.steps ?? 0) >= 6 }).toEqual({ mode: "rebuild", notes: before.notes + 1, manySteps: true });
+    expect(await count()).toEqual({ day: before.day + before.notes, notes: 0, everything: before.everything + 1 });
+    await expectExact("rebuilt side by side", [["2026-10-30", "2026-10-30"], ["2026-08-15", "2026-11-02"], ["2026-10-01", "2026-10-31"]]);
+  }, 120_000);
+
   /** The sessions of the refresh still in PostgreSQL, whether one waits on a lock, and whether it holds its own. */
   async function refreshTraces(applicationName: string): Promise<{ sessions: number; waiting: boolean; locked: boolean }> {
     const [row] = await admin<{ sessions: number; waiting: boolean; locked: boolean }[]>`
