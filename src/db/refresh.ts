@@ -28,7 +28,8 @@
 //      refreshes that run every minute leave both to one that has nothing to fold: EVERY_MINUTE).
 // A rebuild (`refresh --rebuild`, a TRUNCATE's note of everything, migrate) first notes
 // everything and empties the months in one commit: until its last step deletes that note,
-// reads add up the daily rows (exact, slower), so the months can be refilled step by step.
+// reads add up the daily rows (exact, slower), so the months can be refilled step by step,
+// two steps at a time (each keeps a server core busy; the products are disjoint).
 //
 // Plans: the statistics of the tables the refresh writes are stale by the time it reads them
 // (it changes them itself; autovacuum may be off or behind), so no plan of the refresh depends

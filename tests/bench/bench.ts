@@ -40,7 +40,7 @@ import { productCostsStatement, renderedAnswerStatement } from "../../src/db/pro
 import type { Statement } from "../../src/db/read.ts";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
 import { prepareDataset, psql, SCALES } from "./dataset.ts";
-import { rangeBench } from "./ranges.ts";
+import { PHASES, rangeBench } from "./ranges.ts";
 import { query, SCENARIOS, type Scenario } from "./scenarios.ts";
 import { writerBench } from "./writers.ts";
 
@@ -375,7 +375,7 @@ for (const row of results) {
 await baseline.stop();
 
 log("the ranges dashboards ask, and changes waiting (tests/bench/ranges.ts)");
-const ranges = await rangeBench({ dbUrl, binary: BINARY, runs: Math.max(floorRuns, 5), log });
+const ranges = await rangeBench({ dbUrl, binary: BINARY, runs: Math.max(floorRuns, 5), log, phases: new Set(PHASES) });
 
 const writers = flag("no-writers")
   ? undefined

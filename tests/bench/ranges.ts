@@ -7,7 +7,12 @@
 // ETL's daily writes leaves them); and the rollup's size. Not part of `bun test`: bench.ts runs it on its dataset,
 // or alone on a database bench.ts made:
 //
-//   bun tests/bench/ranges.ts --db pce_bench_50k [--runs 5] [--out file.md] [--binary <executable>] [--skip-waiting]
+//   bun tests/bench/ranges.ts --db pce_bench_50k [--runs 5] [--out file.md] [--binary <executable>]
+//       [--phases folded,waiting,november] [--skip-waiting] [--stale-stats]
+//
+// --phases: which scenarios run (default all three; --skip-waiting leaves out "waiting").
+// --stale-stats: autovacuum off on every table for the run (and no ANALYZE before it), so
+// that only what the refresh does itself keeps the statistics (reset at the end).
 //
 // The database is changed and put back as it was (each scenario undoes its write and
 // refreshes). BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432) is the server.
@@ -32,8 +37,25 @@ export interface RangeBenchOptions {
   binary: string;
   runs: number;
   log: (msg: string) => void;
-  /** Leave out the reads while changes wait (a month rewritten, the daily write). */
-  skipWaiting?: boolean;
+  /** The scenarios to run: the folded rollup, the reads while changes wait (a month rewritten, the daily write), November a day at a time. */
+  phases: Set<Phase>;
+  /** Autovacuum off on every table for the run, and no ANALYZE before it. */
+  staleStats?: boolean;
+}
+
+export const PHASES = ["folded", "waiting", "november"] as const;
+type Phase = (typeof PHASES)[number];
+
+/** Every table of the database, partitions included, with autovacuum on or off. */
+function setAutovacuum(url: string, on: boolean): void {
+  psql(
+    url,
+    `do $$ declare t regclass; begin
+       for t in select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                where n.nspname = 'public' and c.relkind = 'r' loop
+         execute format('alter table %s ${on ? "reset (autovacuum_enabled)" : "set (autovacuum_enabled = false)"}', t);
+       end loop; end $$;`,
+  );
 }
 
 interface Range {
@@ -232,57 +254,70 @@ function whileWaiting(opts: RangeBenchOptions, base: string) {
   return { rewriteMs, monthWaiting, monthRefresh, dayWriteMs, dayWaiting, dayRefresh, dayFolded };
 }
 
+/**
+ * A month as the ETL writes it: November's first 24 days, a day at a time (each October's
+ * same day again, about 30 % of products), each followed by the timer's refresh (a fold, then
+ * an idle run's upkeep). The first day adds the month's rows; each day after rewrites those of
+ * the products it names. Where those rows end up on disk is what every range ending in the
+ * month reads (issue 32). Then November deleted and the rollup rebuilt: the database as it was.
+ */
+function novemberDayByDay(opts: RangeBenchOptions, base: string) {
+  const url = opts.dbUrl;
+  opts.log("ranges: November written a day at a time");
+  const dayRefreshes: number[] = [];
+  for (let day = 1; day <= 24; day++) {
+    const d = String(day).padStart(2, "0");
+    psql(url, `insert into product_daily_costs select product_id, cost_date + 31, purchase_cost_usd, inbound_freight_usd, shipping_to_customer_usd, warehouse_fees_usd from product_daily_costs where cost_date = '2026-10-${d}';`);
+    dayRefreshes.push(refresh(opts).ms);
+    refresh(opts);
+  }
+  const novemberPages = psql(url, "select count(*) || ' ' || count(distinct (ctid::text::point)[0]) from product_cost_months where month = '2026-11-01';").trim().split(" ").map(Number);
+  const reads = measure(base, url, NOVEMBER_RANGES, opts.runs);
+  opts.log("ranges: November deleted, rebuilding");
+  psql(url, "delete from product_daily_costs where cost_date >= '2026-11-01';");
+  refresh(opts, true);
+  refresh(opts);
+  return { dayRefreshes, novemberPages, reads };
+}
+
 export async function rangeBench(opts: RangeBenchOptions): Promise<string> {
   const lines: string[] = [];
   const p = (s = "") => lines.push(s);
   const url = opts.dbUrl;
+  if (opts.staleStats) setAutovacuum(url, false);
   refresh(opts); // whatever waits, folded: the scenarios start from a refreshed rollup
-  psql(url, "vacuum analyze product_cost_months, product_cost_answers, product_cost_deltas;");
+  if (!opts.staleStats) psql(url, "vacuum analyze product_cost_months, product_cost_answers, product_cost_deltas;");
   const service = await startService(opts);
   try {
     opts.log("ranges: refreshed");
-    const folded = measure(service.base, url, RANGES, opts.runs);
+    const folded = opts.phases.has("folded") ? measure(service.base, url, RANGES, opts.runs) : undefined;
 
-
-    const waiting = opts.skipWaiting ? undefined : whileWaiting(opts, service.base);
+    const waiting = opts.phases.has("waiting") ? whileWaiting(opts, service.base) : undefined;
 
     const size = sizes(url); // before the rebuild below leaves the months' old rows for vacuum to reuse
-
-    // A month as the ETL writes it: November's first 24 days, a day at a time (each October's
-    // same day again, about 30 % of products), each followed by the timer's refresh (a fold,
-    // then an idle run's upkeep). The first day adds the month's rows; each day after rewrites
-    // those of the products it names. Where those rows end up on disk is what every range
-    // ending in the month reads (issue 32). Then November deleted and the rollup rebuilt: the
-    // database as it was.
-    opts.log("ranges: November written a day at a time");
-    const dayRefreshes: number[] = [];
-    for (let day = 1; day <= 24; day++) {
-      const d = String(day).padStart(2, "0");
-      psql(url, `insert into product_daily_costs select product_id, cost_date + 31, purchase_cost_usd, inbound_freight_usd, shipping_to_customer_usd, warehouse_fees_usd from product_daily_costs where cost_date = '2026-10-${d}';`);
-      dayRefreshes.push(refresh(opts).ms);
-      refresh(opts);
-    }
-    const novemberPages = psql(url, "select count(*) || ' ' || count(distinct (ctid::text::point)[0]) from product_cost_months where month = '2026-11-01';").trim().split(" ").map(Number);
-    const november = measure(service.base, url, NOVEMBER_RANGES, opts.runs);
-    opts.log("ranges: November deleted, rebuilding");
-    psql(url, "delete from product_daily_costs where cost_date >= '2026-11-01';");
-    refresh(opts, true);
-    refresh(opts);
-
+    const november = opts.phases.has("november") ? novemberDayByDay(opts, service.base) : undefined;
     const dailyRows = size.rows;
 
-    p("### Ranges dashboards ask (rollup v3)");
+    p(`Autovacuum ${opts.staleStats ? "off on every table for this run, and no ANALYZE before it (the statistics are what \`migrate\` and the refresh made)" : "as the server has it; the rollup's tables analyzed before the run"}.`);
     p();
-    p(`One client, segment=${SEGMENT}, whole body; naive GROUP BY in psql on the same migrated database (date index, PostgreSQL's defaults, parallel workers allowed), median of ${opts.runs}; the service's first read of each range and the median of ${opts.runs} reads (it keeps no answer between requests: each is a first read). Beside it, the naive GROUP BY with \`max_parallel_workers_per_gather = 0\`: the service's statement runs through a cursor, which PostgreSQL never runs in parallel, so that is both sides without parallel workers.`);
-    p();
-    goalTable(folded).forEach((line) => p(line));
-    p();
-    p(`### A month as the ETL writes it: November's first 24 days, a day at a time`);
-    p();
-    p(`Each day October's same day again (about 30 % of products), then \`refresh\` (${ms(median(dayRefreshes))} median, ${ms(Math.max(...dayRefreshes))} at most, the month's first day ${ms(dayRefreshes[0]!)}) and an idle \`refresh\` (the upkeep), as the timer runs them. November's ${novemberPages[0]!.toLocaleString("en")} month rows then lie on ${novemberPages[1]!.toLocaleString("en")} heap pages. The same shapes of range, a month later ("today" the 24th):`);
-    p();
-    goalTable(november).forEach((line) => p(line));
-    p();
+    if (folded) {
+      p("### Ranges dashboards ask (rollup v3)");
+      p();
+      p(`One client, segment=${SEGMENT}, whole body; naive GROUP BY in psql on the same migrated database (date index, PostgreSQL's defaults, parallel workers allowed), median of ${opts.runs}; the service's first read of each range and the median of ${opts.runs} reads (it keeps no answer between requests: each is a first read). Beside it, the naive GROUP BY with \`max_parallel_workers_per_gather = 0\`: the service's statement runs through a cursor, which PostgreSQL never runs in parallel, so that is both sides without parallel workers.`);
+      p();
+      goalTable(folded).forEach((line) => p(line));
+      p();
+    }
+    if (november) {
+      const { dayRefreshes, novemberPages, reads } = november;
+      p(`### A month as the ETL writes it: November's first 24 days, a day at a time`);
+      p();
+      p(`Each day October's same day again (about 30 % of products), then \`refresh\` (${ms(median(dayRefreshes))} median, ${ms(Math.max(...dayRefreshes))} at most, the month's first day ${ms(dayRefreshes[0]!)}) and an idle \`refresh\` (the upkeep), as the timer runs them. November's ${novemberPages[0]!.toLocaleString("en")} month rows then lie on ${novemberPages[1]!.toLocaleString("en")} heap pages. The same shapes of range, a month later ("today" the 24th):`);
+      p();
+      goalTable(reads).forEach((line) => p(line));
+      p();
+    }
+
     if (waiting) {
       const { rewriteMs, monthWaiting, monthRefresh, dayWriteMs, dayWaiting, dayRefresh, dayFolded } = waiting;
       p(`### While a whole month's rewrite waits to be folded`);
@@ -325,7 +360,19 @@ export async function rangeBench(opts: RangeBenchOptions): Promise<string> {
     return lines.join("\n") + "\n";
   } finally {
     await service.stop();
+    if (opts.staleStats) setAutovacuum(url, true);
   }
+}
+
+/** --phases a,b (each one of PHASES), less "waiting" with --skip-waiting. */
+function phasesOption(list: string, skipWaiting: boolean): Set<Phase> {
+  const phases = new Set<Phase>();
+  for (const name of list.split(",").filter(Boolean)) {
+    if (!(PHASES as readonly string[]).includes(name)) throw new Error(`--phases: ${name} is not one of ${PHASES.join(", ")}`);
+    phases.add(name as Phase);
+  }
+  if (skipWaiting) phases.delete("waiting");
+  return phases;
 }
 
 if (import.meta.main) {
@@ -341,7 +388,14 @@ if (import.meta.main) {
   const report =
     `## Ranges benchmark, ${today}, \`${db}\`\n\n- Command: \`bun tests/bench/ranges.ts ${argv.join(" ")}\` (commit ${commit})\n` +
     `- Load average before: ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}\n\n` +
-    (await rangeBench({ dbUrl: `${server}/${db}`, binary: resolve(option("binary", join(ROOT, "dist/product-cost-export"))), runs: Number(option("runs", "5")), log: (m) => console.error(m), skipWaiting: argv.includes("--skip-waiting") }));
+    (await rangeBench({
+      dbUrl: `${server}/${db}`,
+      binary: resolve(option("binary", join(ROOT, "dist/product-cost-export"))),
+      runs: Number(option("runs", "5")),
+      log: (m) => console.error(m),
+      phases: phasesOption(option("phases", PHASES.join(",")), argv.includes("--skip-waiting")),
+      staleStats: argv.includes("--stale-stats"),
+    }));
   const out = option("out", "");
   if (out) writeFileSync(resolve(out), report);
   process.stdout.write(report);

@@ -4,6 +4,7 @@
 //
 //   bun tests/bench/writers.ts                                  # 20,000 products, 60 days, 5 runs
 //   bun tests/bench/writers.ts --products 5000 --days 30 --runs 3
+//   bun tests/bench/writers.ts --runs 1 --after-migrate "alter table ... set (...)"   # a change to try
 //
 // BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432) is the server; the databases
 // pce_writers_contract and pce_writers_project are dropped, made there and left in place.
@@ -30,6 +31,8 @@ export interface WriterBenchOptions {
   days: number;
   runs: number;
   log: (msg: string) => void;
+  /** SQL run on the project's database after `migrate`: a change to try, e.g. a storage parameter. */
+  afterMigrate?: string;
 }
 
 type Sql = postgres.Sql<{}>;
@@ -460,6 +463,7 @@ export async function writerBench(options: WriterBenchOptions): Promise<string> 
   options.log(`creating ${PROJECT_DB} from it, then migrate`);
   psql(`${server}/postgres`, `create database ${PROJECT_DB} template ${CONTRACT_DB};`);
   const migrateMs = project("migrate", projectUrl).ms;
+  if (options.afterMigrate) psql(projectUrl, options.afterMigrate);
   psql(projectUrl, "vacuum analyze;");
   const dailyRows = Number(psql(contractUrl, "select count(*) from product_daily_costs;").trim());
   const version = psql(contractUrl, "show server_version;").trim();
@@ -496,6 +500,7 @@ if (import.meta.main) {
     days: option("days", 60),
     runs: option("runs", 5),
     log,
+    afterMigrate: argv.includes("--after-migrate") ? argv[argv.indexOf("--after-migrate") + 1] : undefined,
   });
   process.stdout.write(markdown);
   log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
