@@ -437,6 +437,11 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
         return Math.max(n, 1);
       }),
     );
+    // The old rows are dead once no read still sees them: vacuumed now, the steps write the
+    // months into their pages rather than beside them. (Otherwise a rebuild doubles the
+    // months' files: vacuum later makes the old pages reusable but never gives them back.) A
+    // read still running keeps its rows, and the steps write beside those.
+    await timed("prepare", () => r.run(session, "vacuum product_cost_months, product_cost_answers"));
   }
   // The data reached a later month: the first step moves the rollup's last month.
   const extendFrom = !rebuild && last && s!.months_last_month && last > s!.months_last_month ? s!.months_last_month : undefined;

@@ -165,6 +165,21 @@ describeWithPostgres("the refresh after the ETL's writes, with the rollup's stat
     await expectExact("rebuilt side by side", [["2026-10-30", "2026-10-30"], ["2026-08-15", "2026-11-02"], ["2026-10-01", "2026-10-31"]]);
   }, 120_000);
 
+  test("a rebuild writes the months into the old rows' pages: their files stay the size of one copy", async () => {
+    const monthsBytes = async () => {
+      const [row] = await admin<{ bytes: number }[]>`
+        select sum(pg_relation_size(inhrelid))::float8 as bytes from pg_inherits where inhparent = 'product_cost_months'::regclass`;
+      return row!.bytes;
+    };
+    await admin`vacuum full product_cost_months`;
+    const before = await monthsBytes();
+    expect((await refreshRollup(admin, { rebuild: true, renderBudgetMs: 0 }))?.mode).toBe("rebuild");
+    const after = await monthsBytes();
+    // Written beside the old rows, the files would be twice the size.
+    expect({ before, growth: Math.round((after / before) * 10) / 10 }).toEqual({ before, growth: 1 });
+    await expectExact("rebuilt in place", [["2026-08-15", "2026-11-02"]]);
+  }, 120_000);
+
   /** The sessions of the refresh still in PostgreSQL, whether one waits on a lock, and whether it holds its own. */
   async function refreshTraces(applicationName: string): Promise<{ sessions: number; waiting: boolean; locked: boolean }> {
     const [row] = await admin<{ sessions: number; waiting: boolean; locked: boolean }[]>`
