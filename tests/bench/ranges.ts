@@ -240,7 +240,6 @@ function whileWaiting(opts: RangeBenchOptions, base: string) {
   psql(url, "create table bench_saved_day as select * from product_daily_costs where cost_date = '2026-10-31'; delete from product_daily_costs where cost_date = '2026-10-31';");
   refresh(opts);
   const lastDay = RANGES.filter((r) => r.to === "2026-10-31");
-  const beforeDay = measure(base, url, lastDay, opts.runs);
   const dayWriteMs = timed(
     url,
     "insert into product_daily_costs select product_id, '2026-10-31', 12.5, 1.25, 3.5, 0.75 from products",
@@ -250,7 +249,6 @@ function whileWaiting(opts: RangeBenchOptions, base: string) {
   const dayFolded = measure(base, url, lastDay, opts.runs);
   psql(url, "delete from product_daily_costs where cost_date = '2026-10-31'; insert into product_daily_costs select * from bench_saved_day; drop table bench_saved_day;");
   refresh(opts);
-  void beforeDay;
   return { rewriteMs, monthWaiting, monthRefresh, dayWriteMs, dayWaiting, dayRefresh, dayFolded };
 }
 
