@@ -1,6 +1,11 @@
 // The endpoint's TypeBox schemas: its query, which Elysia validates and @elysiajs/openapi
 // documents, and its bodies, for the document.
 
+// First: @elysiajs/openapi, when its module first runs, sets TypeBox's `date` format to a strict
+// ISO check of its own (whatever was set before). Imported here, it has run before the Set
+// below, whichever module imports it first; imported after this module without it, every lax
+// date (1704067200, a datetime at midnight) would get 422.
+import "@elysiajs/openapi";
 import { FormatRegistry, Kind, Type as T, TypeRegistry } from "@sinclair/typebox";
 import { DEFAULT_SEGMENT, isLaxDate, isSegment, SEGMENTS, type Segment } from "../validation/product-cost-params.ts";
 

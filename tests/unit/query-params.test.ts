@@ -10,6 +10,12 @@ describe("the product-costs query: its schema and Pydantic's items", () => {
     expect(productCostParams(query)).toEqual({ monthFrom: "2024-01-01", monthTo: "2024-01-31", segment: "normal" });
   });
 
+  test("the lax date check holds after @elysiajs/openapi is loaded (its first import replaces TypeBox's date format with a strict one)", async () => {
+    await import("@elysiajs/openapi");
+    await import("../../src/http/api-docs.ts");
+    expect(Value.Check(ProductCostsQuery, { month_from: "1704067200", month_to: "2024-01-31T00:00:00Z" })).toBe(true);
+  });
+
   test("items keep Pydantic's key order: type, loc, msg, input, ctx", () => {
     const items = validationItems([...Value.Errors(ProductCostsQuery, { month_from: "2024-13-01", segment: "x" })]);
     expect(items.map((i) => Object.keys(i))).toEqual([
