@@ -50,11 +50,33 @@ describeWithPostgres("postgres.js as patched", () => {
     }
   });
 
+  test("#1208, #1215: a session closed while a query's bytes wait to be written leaves the connection sound", async () => {
+    // Issue 42: under load, sessions killed by a restart or pg_terminate_backend left pool slots
+    // that never served again (CONNECT_TIMEOUT every 5 s, for minutes). A write under 1 KiB is
+    // sent from a setImmediate; the close cancelled that immediate but left its handle set (and
+    // the bytes buffered), so the reconnected session's StartupMessage was never sent. And the
+    // dead session's error (57P01) was kept and handed to the next session's first query.
+    // Deterministic here: the session is terminated while this process is blocked, so the close
+    // is seen between the query's write and its immediate.
+    const pool = postgres(SERVER_URL, { max: 1, connect_timeout: 2, onnotice: () => {} });
+    try {
+      const [{ pid }] = await pool<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      const psql = Bun.spawnSync(["psql", SERVER_URL, "-Atc", `select pg_terminate_backend(${pid})`]);
+      expect(psql.stdout.toString().trim()).toBe("t");
+      const onDeadSession = await within(pool`select 1`, 3000);
+      expect(onDeadSession).toMatch(/^(CONNECTION_CLOSED|57P01|ECONNRESET)/);
+      expect(await within(pool`select 2 as two`, 3000)).toBe("resolved");
+      expect(await within(pool`select 3 as three`, 3000)).toBe("resolved");
+    } finally {
+      await pool.end({ timeout: 0 });
+    }
+  });
+
   test("the package is the pinned version the patch was made for, and its build Bun loads is the one patched", () => {
     const root = join(import.meta.dir, "../../node_modules/postgres");
     expect(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version).toBe("3.4.9");
     expect(Bun.resolveSync("postgres", import.meta.dir)).toBe(join(root, "src/index.js"));
     const patched = readFileSync(join(root, "src/connection.js"), "utf8");
-    for (const label of ["postgres.js #1119, #1181", "postgres.js #1193", "postgres.js #1174"]) expect(patched).toContain(label);
+    for (const label of ["postgres.js #1119, #1181", "postgres.js #1193", "postgres.js #1174", "postgres.js #1208", "postgres.js #1215"]) expect(patched).toContain(label);
   });
 });
