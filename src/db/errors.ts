@@ -5,7 +5,7 @@
 // the migrations or does not let the service read.
 
 import postgres from "postgres";
-import { databaseProblem } from "./problems.ts";
+import { databaseProblem, recoveryConflict } from "./problems.ts";
 
 // A server starting up, a connection exception and a failure to connect at all are problems
 // of problems.ts, so they are not listed again here.
@@ -60,19 +60,25 @@ export function databaseErrorKind(err: unknown): DatabaseErrorKind | undefined {
 }
 
 export function isDatabaseUnavailable(err: unknown): boolean {
-  if (databaseProblem(err)) return true;
+  if (databaseProblem(err) || recoveryConflict(err)) return true;
   if (err instanceof postgres.PostgresError) return UNAVAILABLE_SQLSTATES.has(err.code);
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && UNAVAILABLE_CLIENT_CODES.has(code);
 }
 
 /**
- * A failure that a single retry of an idempotent read may hide: a connection that died while
- * idle (EPIPE: the query was written to a socket the server had already closed, so it never ran).
+ * A failure that a single retry of an idempotent read may hide: a session the server ended
+ * (a restart, pg_terminate_backend: 57P01, then the socket closes or is reset) or that died
+ * while idle (EPIPE: the query was written to a socket the server had already closed).
  */
 export function isStaleConnection(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === "57P01" || code === "CONNECTION_CLOSED" || code === "CONNECTION_ENDED" || code === "EPIPE";
+  return code === "57P01" || code === "CONNECTION_CLOSED" || code === "CONNECTION_ENDED" || code === "EPIPE" || code === "ECONNRESET";
+}
+
+/** A failure of one read that one more read, on a session of its own, may not meet: a session ended, or a standby's recovery conflict. */
+export function isRetryableRead(err: unknown): boolean {
+  return isStaleConnection(err) || recoveryConflict(err) !== undefined;
 }
 
 /**

@@ -18,18 +18,20 @@ export class NotPostgresqlError extends Error {
 }
 
 /**
- * The peer's first answer to an SSLRequest (empty: it closed), or undefined when it could not
- * be asked or said nothing in time. Also silence.ts's question: is a database there at all.
+ * The peer's first answer to an SSLRequest (empty: it closed); the error when no connection
+ * could be made (refused: nothing listens there, a server stopped or stopping; unreachable);
+ * undefined when nothing came in time. Also silence.ts's question: is a database there at all.
  */
-export async function firstAnswer(hostname: string, port: number, timeoutMs = ASK_TIMEOUT_MS): Promise<Uint8Array | undefined> {
-  const { promise, resolve } = Promise.withResolvers<Uint8Array | undefined>();
-  const timer = setTimeout(resolve, timeoutMs); // a silent peer, or a host that drops the connect itself
+export async function firstAnswer(hostname: string, port: number, timeoutMs = ASK_TIMEOUT_MS): Promise<Uint8Array | Error | undefined> {
+  const { promise, resolve } = Promise.withResolvers<Uint8Array | Error | undefined>();
+  const timer = setTimeout(() => resolve(undefined), timeoutMs); // a silent peer, or a host that drops the connect itself
+  const failed = (err: unknown) => resolve(err instanceof Error ? err : new Error(String(err)));
   const connecting = Bun.connect({
     hostname,
     port,
-    socket: { open: (s) => void s.write(SSL_REQUEST), data: (_, data) => resolve(data), close: () => resolve(new Uint8Array()), error: () => resolve(undefined) },
+    socket: { open: (s) => void s.write(SSL_REQUEST), data: (_, data) => resolve(data), close: () => resolve(new Uint8Array()), error: (_, err) => failed(err) },
   });
-  connecting.catch(() => resolve(undefined));
+  connecting.catch(failed);
   const answer = await promise;
   clearTimeout(timer);
   connecting.then((socket) => socket.end(), () => {});
@@ -54,6 +56,7 @@ export async function identifyPeer(err: unknown, pool?: PoolTarget): Promise<unk
   const { address, port } = only ?? named;
   if (typeof code !== "string" || !STARTUP_FAILURES.has(code) || typeof address !== "string" || address.startsWith("/") || typeof port !== "number") return err;
   const answer = await firstAnswer(address, port);
-  const postgresql = answer?.length === 1 && (answer[0] === 0x53 || answer[0] === 0x4e); // S or N
-  return answer && !postgresql ? new NotPostgresqlError(`${address}:${port}`, answer) : err;
+  if (!(answer instanceof Uint8Array)) return err; // nothing to tell: no connection, or no word
+  const postgresql = answer.length === 1 && (answer[0] === 0x53 || answer[0] === 0x4e); // S or N
+  return postgresql ? err : new NotPostgresqlError(`${address}:${port}`, answer);
 }

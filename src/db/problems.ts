@@ -13,7 +13,9 @@ export type ProblemCode =
   | "AUTHENTICATION_FAILED"
   | "DATABASE_NOT_FOUND"
   | "MIGRATIONS_PENDING"
-  | "PERMISSION_DENIED";
+  | "PERMISSION_DENIED"
+  | "READS_FAILING"
+  | "RECOVERY_CONFLICT";
 
 export interface DatabaseProblem {
   code: ProblemCode;
@@ -39,6 +41,10 @@ const FIX: Record<ProblemCode, string> = {
   AUTHENTICATION_FAILED: "check the user and password in DATABASE_URL, and the server's pg_hba.conf",
   DATABASE_NOT_FOUND: "check the database name in DATABASE_URL",
   MIGRATIONS_PENDING: "run `product-cost-export migrate` with a DATABASE_URL of the tables' owner",
+  READS_FAILING:
+    "the request lines of the log name each failure; check PostgreSQL's log for sessions it ended or statements it cancelled (a restart, a failover, pg_terminate_backend, a standby's recovery conflicts)",
+  RECOVERY_CONFLICT:
+    "on the standby, set hot_standby_feedback = on (the primary then keeps the rows a read still needs), or raise max_standby_streaming_delay above the longest read (README: replicas)",
   PERMISSION_DENIED:
     "grant the service's role SELECT on products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, product_cost_folded_changes and schema_migrations (README: the read-only role)",
 };
@@ -70,6 +76,8 @@ const SUMMARY: Partial<Record<ProblemCode, string>> = {
   NOT_POSTGRESQL: "the server at DATABASE_URL's host and port is not PostgreSQL",
   AUTHENTICATION_FAILED: "PostgreSQL refused the user or password of DATABASE_URL",
   DATABASE_NOT_FOUND: "the database named in DATABASE_URL does not exist",
+  RECOVERY_CONFLICT: "a hot standby cancelled a read to replay the primary's changes",
+  READS_FAILING: "requests' reads on the service's connections keep failing for a database reason, though a new connection works",
 };
 
 export function problem(code: ProblemCode, cause: string): DatabaseProblem {
@@ -94,10 +102,25 @@ export function databaseProblem(err: unknown): DatabaseProblem | undefined {
   return undefined;
 }
 
+/**
+ * A hot standby cancelled this read (or ended its session) to replay a change of the primary
+ * that removes what the read still needed: SQLSTATE 40001, or 40P01 for a buffer pin deadlock,
+ * "… due to conflict with recovery". A failure of that read alone (another read may not meet
+ * it), so not a problem of databaseProblem's; its cause and fix go into the request's log line.
+ */
+export function recoveryConflict(err: unknown): DatabaseProblem | undefined {
+  if (!(err instanceof postgres.PostgresError) || (err.code !== "40001" && err.code !== "40P01")) return undefined;
+  return err.message.includes("conflict with recovery") ? problem("RECOVERY_CONFLICT", err.message) : undefined;
+}
+
 /** An error that stands for a known problem: thrown while the database is known to be unusable. */
 export class DatabaseProblemError extends Error {
   readonly code: ProblemCode;
-  constructor(readonly problem: DatabaseProblem) {
+  /** `heldBack`: thrown without trying, the problem being known (database-guard.ts). */
+  constructor(
+    readonly problem: DatabaseProblem,
+    readonly heldBack = false,
+  ) {
     super(problem.cause);
     this.code = problem.code;
   }

@@ -19,7 +19,7 @@
 import type { Sql } from "./client.ts";
 import { onConnection, openCursor, type Cursor, type Statement } from "./cursor.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
-import { DatabaseDeadlineError, isStaleConnection, isStrayCancel } from "./errors.ts";
+import { DatabaseDeadlineError, isRetryableRead, isStrayCancel } from "./errors.ts";
 import { identifyPeer } from "./not-postgresql.ts";
 import type { SilenceWatch } from "./silence.ts";
 
@@ -226,9 +226,10 @@ class DatabaseRead<T> implements Read<T> {
         // A server that is not PostgreSQL is told apart first: a retry would only ask it again.
         const err = await identifyPeer(failure, this.sql);
         // A connection that died while idle (database restarted) fails its next query once; a
-        // stray cancel (one sent for an earlier query on this connection) likewise. The read is
-        // idempotent, so one retry on a fresh connection hides that.
-        if (!retried && (isStaleConnection(err) || isStrayCancel(err))) continue;
+        // stray cancel (one sent for an earlier query on this connection) and a standby's
+        // recovery conflict likewise. The read is idempotent, so one retry on a fresh
+        // connection hides that.
+        if (!retried && (isRetryableRead(err) || isStrayCancel(err))) continue;
         throw err;
       }
     }

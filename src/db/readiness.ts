@@ -2,11 +2,13 @@
 // It runs what a request runs (the migrations' record, then the product-cost statements of
 // the read path over a range with no data, with the serving session's settings), so READY
 // means requests will succeed, and a problem comes with its cause and fix (problems.ts).
+// And it is not ready while the requests' own reads keep failing, whatever its own session
+// says (database-guard.ts: servingTrouble), so that a balancer sends their traffic elsewhere.
 
 import { answerVersionStatement } from "./answer-version.ts";
 import type { Sql } from "./client.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
-import { DatabaseDeadlineError } from "./errors.ts";
+import { DatabaseDeadlineError, isStaleConnection } from "./errors.ts";
 import { pendingMigrations } from "./migrations.ts";
 import { identifyPeer } from "./not-postgresql.ts";
 import { databaseProblem, DatabaseProblemError, problem, type DatabaseProblem } from "./problems.ts";
@@ -29,10 +31,14 @@ export async function checkReadiness(sql: Sql, timeoutMs: number, guard?: Databa
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new DatabaseDeadlineError(timeoutMs)), timeoutMs);
   });
-  const attempt = () => Promise.race([assertReadable(sql), deadline]);
+  // Its own session may have been ended while idle (a restart, pg_terminate_backend): that says
+  // nothing about the database, so it is tried once more on a new one, as a read would be.
+  const readable = () => assertReadable(sql).catch((err) => (isStaleConnection(err) ? assertReadable(sql) : Promise.reject(err)));
+  const attempt = () => Promise.race([readable(), deadline]);
   try {
-    await (guard ? guard.run(attempt) : attempt());
-    return { ready: true };
+    await (guard ? guard.run(attempt, "readiness") : attempt());
+    const trouble = guard?.servingTrouble();
+    return trouble ? { ready: false, problem: trouble } : { ready: true };
   } catch (err) {
     const found = databaseProblem(err) ?? problem("DATABASE_UNAVAILABLE", err instanceof Error ? err.message : String(err));
     return { ready: false, problem: found };

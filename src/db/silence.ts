@@ -82,12 +82,17 @@ export function createSilenceWatch(ask: AskDatabase, afterMs: number, now: () =>
   };
 }
 
-/** Asks each host (TCP) at once; the database answers when one of them does. */
+/**
+ * Asks each host (TCP) at once; the database answers when one of them does. A connection
+ * refused (or a host unreachable) is an answer too: something on the way says the server is
+ * not there (stopping, stopped, restarting), which is no silence of the network. Taken for
+ * one, an ordinary shutdown was reported as "the network or a proxy" (issue 42).
+ */
 export function askHosts(hosts: readonly string[], ports: readonly number[]): AskDatabase {
   return async (timeoutMs) => {
     const asked = hosts.map(async (host, i) => {
       const answer = await firstAnswer(host, ports[i] ?? ports[0]!, timeoutMs);
-      if (!answer?.length) throw new Error("no answer");
+      if (answer === undefined) throw new Error("no answer");
     });
     return await Promise.any(asked).then(
       () => true,

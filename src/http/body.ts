@@ -7,8 +7,12 @@
 //   - counts the bytes handed to the server, and reports how the body ended: complete,
 //     client_closed (the client went away) or failed (the source failed, or the request's
 //     deadline passed), with the cause.
-// A body that fails errors the stream, so Bun aborts the connection: the client sees a broken
-// transfer (an unfinished gzip or brotli stream), never a shorter body that looks whole.
+// The 200 goes out only once its answer is read whole, or once this answer's share of the
+// read-ahead budget is full (then the rest follows at the client's pace): a database fault
+// while it is read (a restart, a session ended, a standby's recovery conflict) is thrown to the
+// caller, which may read again or answer 503, instead of cutting a transfer already begun.
+// A body that fails later errors the stream, so Bun aborts the connection: the client sees a
+// broken transfer (an unfinished gzip or brotli stream), never a shorter body that looks whole.
 // The request's signal (handler.ts: the client gone, or REQUEST_TIMEOUT_MS) cuts it wherever
 // it stands; the source is then closed (a statement cancelled, the cursor closed).
 
@@ -79,6 +83,7 @@ export async function sendOk(
   const coding = options.wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? options.wanted : null;
   if (coding) h.set("content-encoding", coding);
   const sent = bodyStream(first, source, coding, options);
+  await sent.readAhead; // throws what stopped the read before any byte was sent
   return { response: new Response(sent.body, { status: 200, headers: h }), coding, outcome: sent.outcome };
 }
 
@@ -99,6 +104,7 @@ async function sendKept(h: Headers, source: Extract<BodySource, { kept: CachedAn
   }
   const bytes = onTheFly ? file.reader(source.kept.chunkSizes) : file.reader();
   const sent = bodyStream(undefined, bytes, onTheFly ? coding : null, { ...options, budget: undefined });
+  await sent.readAhead;
   return { response: new Response(sent.body, { status: 200, headers: h }), coding, outcome: sent.outcome };
 }
 
@@ -121,6 +127,17 @@ function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined
   let report!: (outcome: BodyOutcome) => void;
   const outcome = new Promise<BodyOutcome>((resolve) => (report = resolve));
   let ended = false;
+  // Settles once the producer first waits for the client (all read, or this answer's share of
+  // the budget full, or no budget at all): until then no byte has gone out, so a failure
+  // rejects it and the body is never handed to Bun.
+  let readAheadDone = false;
+  let endReadAhead!: () => void;
+  let failReadAhead!: (error: unknown) => void;
+  const readAhead = new Promise<void>((resolve, reject) => {
+    endReadAhead = () => ((readAheadDone = true), resolve());
+    failReadAhead = (error) => ((readAheadDone = true), reject(error));
+  });
+  readAhead.catch(() => {}); // a rejection is the caller's, when it awaits
 
   const enqueue = (chunks: Uint8Array[]) => {
     for (const chunk of chunks) {
@@ -148,6 +165,7 @@ function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined
     try {
       while (!produced && !stopped) {
         while (!stopped && !(clientWaiting && queue.length === 0) && !(ahead && queued < ownMax && budget.hasRoom())) {
+          endReadAhead();
           const room = new Promise<void>((resolve) => (wakeProducer = resolve));
           await (ahead ? Promise.race([room, budget.nextRoom()]) : room);
         }
@@ -155,7 +173,15 @@ function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined
         await step();
         wakeClient();
       }
+      endReadAhead();
     } catch (error) {
+      if (!readAheadDone) {
+        // Nothing sent: the caller answers for it. The stream is dropped unread.
+        failReadAhead(error);
+        finish("failed", error);
+        stop(error);
+        return;
+      }
       failure = { error };
       produced = true;
       z?.destroy();
@@ -182,6 +208,7 @@ function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined
   const onAbort = () => {
     if (ended) return;
     const reason = signal.reason;
+    failReadAhead(reason); // (nothing, if the body was handed out already)
     finish(reason instanceof ClientClosedRequestError ? "client_closed" : "failed", reason);
     stop(reason);
     // With no value: the cause goes to the request's log line, and Bun would otherwise print
@@ -235,5 +262,5 @@ function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined
     },
     { highWaterMark: 0 },
   );
-  return { body, outcome };
+  return { body, outcome, readAhead };
 }

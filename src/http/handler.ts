@@ -207,6 +207,8 @@ function logRequest(
   // Logs name a key by its label, else by its fingerprint; never by the key.
   if (context.key) fields.key = context.key.label ?? context.key.fingerprint;
   if (context.firstRowsMs !== undefined) fields.first_rows_ms = Math.round(context.firstRowsMs * 10) / 10;
+  // Read a second time before its first byte (product-costs-answer.ts): why the first read stopped.
+  if (context.retriedAfter !== undefined) fields.retried_after = errorCode(context.retriedAfter);
   if (context.client !== undefined) fields.client = context.client;
   const agent = context.userAgent;
   if (agent) fields.user_agent = agent.length > LOGGED_USER_AGENT_MAX ? agent.slice(0, LOGGED_USER_AGENT_MAX) + "…" : agent;
@@ -218,4 +220,10 @@ function logRequest(
   }
   const level = failure?.level ?? (status >= 500 ? "error" : POLLS.has(path) && status < 400 ? "debug" : "info");
   logger[level]("request", fields);
+}
+
+/** An error's code (a SQLSTATE, a driver's code), else its message. */
+function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : err instanceof Error ? err.message : String(err);
 }

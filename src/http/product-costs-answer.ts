@@ -4,13 +4,16 @@
 //   If-Match names no current ETag         → 412 Precondition Failed, no row read;
 //   If-None-Match names the current ETag  → 304 Not Modified, no row read;
 //   the answer cache holds this version    → its bytes (each compression made once);
-//   otherwise the database read, streamed (body.ts), its bytes kept for the next request;
+//   otherwise the database read, streamed (body.ts), its bytes kept for the next request; a
+//   read that a session's end or a standby's recovery conflict stops before the first byte is
+//   read once more (not kept: the requests waiting for it read for themselves);
 //   identical requests arriving meanwhile wait for that read (up to 2 s) instead of making their own.
 // Every 200 and 304 says its representation's ETag (entity-tag.ts), Cache-Control: private,
 // no-cache (a client may keep the answer and must ask again: a 304 costs one shared small read),
 // and X-Data-Changed-At, when a write last changed the range's data (docs/api.md).
 
 import type { AnswerVersion } from "../db/answer-version.ts";
+import { isRetryableRead } from "../db/errors.ts";
 import type { ProductCostRead } from "../db/product-costs.ts";
 import type { AnswerCache, CachedAnswer } from "./answer-cache.ts";
 import type { AnswerKey } from "./answer-key.ts";
@@ -87,20 +90,17 @@ export async function answerProductCosts(request: Request, context: RequestConte
     else if (await waitFor(turn.answer, context.signal)) kept = cache.get(key.cached, version, false); // undefined: read it here
   }
 
-  let source: BodySource;
-  if (kept) {
-    const answer = kept;
-    context.rows = answer.rows;
-    source = { kept: answer, encoded: (coding) => cache!.encoded(answer, coding) };
-  } else {
+  const send = (source: BodySource) => sendOk(headers, source, { wanted, signal: context.signal, budget: sources.budget });
+  // The rows from the database, sent once read (body.ts), and kept when `done` is given.
+  const readAndSend = async (done?: (answer: CachedAnswer | undefined) => void) => {
+    let source: ChunkStream;
     try {
       const asked = performance.now();
       const read = await sources.read();
       context.firstRowsMs = performance.now() - asked;
       const rows = rowsSource(read, context);
       source = rows;
-      if (keep) {
-        const done = keep;
+      if (done) {
         const file = cache!.file();
         if (!file) done(undefined); // no file to keep it in: the waiting requests read for themselves
         else {
@@ -111,11 +111,29 @@ export async function answerProductCosts(request: Request, context: RequestConte
         }
       }
     } catch (err) {
-      keep?.(undefined);
+      done?.(undefined);
       throw err;
     }
+    return await send(source); // a failure here has closed the source (and so given up keeping)
+  };
+
+  let sent: Awaited<ReturnType<typeof sendOk>>;
+  if (kept) {
+    const answer = kept;
+    context.rows = answer.rows;
+    sent = await send({ kept: answer, encoded: (coding) => cache!.encoded(answer, coding) });
+  } else {
+    try {
+      sent = await readAndSend(keep);
+    } catch (err) {
+      // Nothing was sent: a session the server ended, or a standby's recovery conflict, is
+      // read past once, on a session of its own (read.ts does the same for a first batch).
+      if (!isRetryableRead(err) || context.signal.aborted) throw err;
+      context.retriedAfter = err;
+      sent = await readAndSend();
+    }
   }
-  const { response, outcome, coding } = await sendOk(headers, source, { wanted, signal: context.signal, budget: sources.budget });
+  const { response, outcome, coding } = sent;
   response.headers.set("etag", tag(coding));
   context.body = outcome;
   return response;

@@ -26,6 +26,8 @@ export interface RequestContext {
   firstRowsMs?: number;
   /** The format rows are written in, for a 200 of the endpoint. */
   format?: RowFormat;
+  /** Why the first read of a 200 stopped before its first byte, when it was read a second time. */
+  retriedAfter?: unknown;
   rows?: number;
   /** The cause of a 5xx, for the log (never for the body). */
   error?: unknown;

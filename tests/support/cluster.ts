@@ -28,6 +28,8 @@ export interface ClusterOptions {
   tls?: { cert: string; key: string };
   /** A streaming-replication standby of this (running) cluster, made by pg_basebackup. */
   standbyOf?: Cluster;
+  /** More server settings (-c name=value). */
+  settings?: Record<string, string>;
 }
 
 export interface Cluster {
@@ -40,11 +42,19 @@ export interface Cluster {
   /** fast: sessions are terminated (57P01); immediate: the server just dies. */
   stop(mode?: "fast" | "immediate"): void;
   restart(mode?: "fast" | "immediate"): void;
+  /** restart() without blocking this process: clients in it keep reading while the server goes down and comes back. */
+  restartAsync(mode?: "fast" | "immediate"): Promise<void>;
   destroy(): void;
 }
 
 function asPostgres(args: string[]): string[] {
   return process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--", ...args] : args;
+}
+
+async function runAsync(args: string[], what: string): Promise<void> {
+  const proc = Bun.spawn(asPostgres(args), { stdout: "pipe", stderr: "pipe" });
+  const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  if (code !== 0) throw new Error(`${what} failed (${code}): ${err}${out}`);
 }
 
 function run(args: string[], what: string): void {
@@ -74,13 +84,14 @@ export async function createCluster(settings: ClusterOptions = {}): Promise<Clus
     : ["-A", "trust"];
   if (settings.standbyOf) {
     // -R writes standby.signal and primary_conninfo: it starts as a hot standby that follows the primary.
-    run([`${BIN}/pg_basebackup`, "-h", "127.0.0.1", "-p", String(settings.standbyOf.port), "-U", "postgres", "-D", data, "-R", "-X", "stream", "--no-sync"], "pg_basebackup");
+    run([`${BIN}/pg_basebackup`, "-h", "127.0.0.1", "-p", String(settings.standbyOf.port), "-U", "postgres", "-D", data, "-R", "-X", "stream", "--no-sync", "--checkpoint=fast"], "pg_basebackup");
   } else {
     run([`${BIN}/initdb`, "-D", data, "-U", "postgres", ...auth, "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"], "initdb");
   }
   const port = unusedPort();
   const tls = settings.tls ? ` -c ssl=on -c ssl_cert_file=${owned("server.crt", settings.tls.cert)} -c ssl_key_file=${owned("server.key", settings.tls.key)}` : "";
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off${tls}`;
+  const more = Object.entries(settings.settings ?? {}).map(([name, value]) => ` -c ${name}=${value}`).join("");
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off${tls}${more}`;
   let running = false;
   const ctl = (...args: string[]) => run([`${BIN}/pg_ctl`, "-D", data, "-w", "-t", "60", ...args], `pg_ctl ${args.join(" ")}`);
   return {
@@ -97,6 +108,10 @@ export async function createCluster(settings: ClusterOptions = {}): Promise<Clus
     },
     restart(mode = "fast") {
       ctl("-m", mode, "-o", options, "-l", join(dir, "log"), "restart");
+      running = true;
+    },
+    async restartAsync(mode = "fast") {
+      await runAsync([`${BIN}/pg_ctl`, "-D", data, "-w", "-t", "60", "-m", mode, "-o", options, "-l", join(dir, "log"), "restart"], "pg_ctl restart");
       running = true;
     },
     destroy() {

@@ -2,7 +2,7 @@
 // decides: a database that answers is never called silent however long a wait lasts; one
 // that stops answering is, within about the watch's time; waiting reads share one question.
 import { expect, test } from "bun:test";
-import { createSilenceWatch, DatabaseSilentError } from "../../src/db/silence.ts";
+import { askHosts, createSilenceWatch, DatabaseSilentError } from "../../src/db/silence.ts";
 
 const AFTER_MS = 200;
 
@@ -62,4 +62,20 @@ test("a stopped watch never rejects", async () => {
   watch.stop();
   await Bun.sleep(AFTER_MS * 2);
   expect(settled).toBe(false);
+});
+
+test("a host where nothing listens answers (refused): a stopped or stopping server, not a silent network", async () => {
+  // Issue 42: a refused question was taken for silence, so PostgreSQL's ordinary shutdown was
+  // reported as DATABASE_SILENT, "the network or a proxy between passes no bytes".
+  const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = closed.port;
+  closed.stop(true);
+  expect(await askHosts(["127.0.0.1"], [port])(500)).toBe(true);
+  // A peer that takes the connection and never says a word is the silence.
+  const mute = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  try {
+    expect(await askHosts(["127.0.0.1"], [mute.port])(300)).toBe(false);
+  } finally {
+    mute.stop(true);
+  }
 });
