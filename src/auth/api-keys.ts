@@ -37,6 +37,8 @@ export interface KeyEntry {
 
 export interface ApiKeyRing {
   readonly size: number;
+  /** How many keys each key file gave (a reload compares: a file that lost most of its keys is suspect). */
+  readonly fileKeys: ReadonlyMap<string, number>;
   /** The fingerprint of every active key (to count what a reload added and removed). */
   readonly fingerprints: readonly string[];
   /** What an operator should hear about these keys (short keys), without the keys themselves. */
@@ -54,7 +56,7 @@ export function fingerprintOfDigest(digestHex: string): string {
 }
 
 /** Parses key entries (plain keys or sha256:<hex> digests) into a ring. `source` names them in errors. */
-export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonly string[] = []): ApiKeyRing {
+export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonly string[] = [], fileKeys: ReadonlyMap<string, number> = new Map()): ApiKeyRing {
   const keys: { digest: Buffer; match: KeyMatch }[] = [];
   const problems: string[] = [];
   const warnings: string[] = [...fileWarnings];
@@ -84,6 +86,7 @@ export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonl
 
   return {
     size: keys.length,
+    fileKeys,
     fingerprints: Object.freeze(keys.map((k) => k.match.fingerprint)),
     warnings: Object.freeze(warnings),
     match(presented: string): KeyMatch | null {
@@ -129,6 +132,37 @@ export interface KeySources {
   credentialsDirectory: string | undefined;
 }
 
+/** A key file's text and mode. */
+export interface KeyFileContent {
+  text: string;
+  mode: number;
+}
+
+/** The key files `sources` names, in the order they are read. */
+export function keyFiles(sources: KeySources): string[] {
+  const files: string[] = [];
+  if (sources.apiKeysFile) files.push(sources.apiKeysFile);
+  if (sources.credentialsDirectory) {
+    const credential = join(sources.credentialsDirectory, SYSTEMD_CREDENTIAL_NAME);
+    if (existsSync(credential)) files.push(credential);
+  }
+  return files;
+}
+
+function readNow(file: string): KeyFileContent {
+  try {
+    return { text: readFileSync(file, "utf8"), mode: statSync(file).mode };
+  } catch (err) {
+    throw new ConfigError(`cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
+// A reload refuses a key file that lost more than half its keys at once, when it had this many
+// or more: a partial copy looks just like that (issue 42: a 4,001-key file copied in place was
+// taken with 1,075 keys). A small file is written in one go; removing most keys of a large one
+// on purpose takes a restart, or two reloads.
+export const KEY_DROP_MIN_KEYS = 10;
+
 /**
  * Reads every configured key source: PRODUCT_COST_API_KEYS, PRODUCT_COST_API_KEYS_FILE and the
  * systemd credential file. Called at start and again on SIGHUP. An unreadable file is a
@@ -139,7 +173,10 @@ export interface KeySources {
  * the file at once; a start still takes it (no key: every API request answers 503), so that
  * revoking every key stays possible, by a restart the operator chooses.
  */
-export function loadKeyRing(sources: KeySources, { refuseKeylessFiles = false } = {}): ApiKeyRing {
+export function loadKeyRing(
+  sources: KeySources,
+  { refuseKeylessFiles = false, read = readNow, previous }: { refuseKeylessFiles?: boolean; read?: (file: string) => KeyFileContent; previous?: ApiKeyRing } = {},
+): ApiKeyRing {
   const entries: KeyEntry[] = [];
   if (sources.apiKeys) {
     sources.apiKeys.split(",").forEach((part, i) => {
@@ -147,33 +184,28 @@ export function loadKeyRing(sources: KeySources, { refuseKeylessFiles = false } 
       if (value) entries.push({ value, source: `PRODUCT_COST_API_KEYS entry ${i + 1}` });
     });
   }
-  const files: string[] = [];
-  if (sources.apiKeysFile) files.push(sources.apiKeysFile);
-  if (sources.credentialsDirectory) {
-    const credential = join(sources.credentialsDirectory, SYSTEMD_CREDENTIAL_NAME);
-    if (existsSync(credential)) files.push(credential);
-  }
   const fileWarnings: string[] = [];
-  for (const file of files) {
-    let text: string;
-    let mode: number;
-    try {
-      text = readFileSync(file, "utf8");
-      mode = statSync(file).mode;
-    } catch (err) {
-      throw new ConfigError(`cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-    }
+  const fileKeys = new Map<string, number>();
+  for (const file of keyFiles(sources)) {
+    const { text, mode } = read(file);
     const fromFile = parseKeyFile(text, file);
     if (refuseKeylessFiles && fromFile.length === 0) {
       throw new ConfigError(
         `API key file ${file} holds no key (empty, or comments only: a truncated save?); to revoke every key, stop the service, or empty the file and restart it`,
       );
     }
+    const before = previous?.fileKeys.get(file) ?? 0;
+    if (before >= KEY_DROP_MIN_KEYS && fromFile.length < before / 2) {
+      throw new ConfigError(
+        `API key file ${file} holds ${fromFile.length} keys where it held ${before} (a partial copy?): replace it whole (write a new file, then mv it over the old one); to remove more than half the keys at once, restart the service`,
+      );
+    }
+    fileKeys.set(file, fromFile.length);
     entries.push(...fromFile);
     // Plain keys readable by others are secrets in the open; a file of digests is not.
     if ((mode & 0o077) !== 0 && fromFile.some((e) => !DIGEST_PREFIX.test(e.value))) {
       fileWarnings.push(`${file} holds plain keys and is readable by group or others (mode ${(mode & 0o777).toString(8).padStart(4, "0")}): chmod 600 it, or keep only sha256: digests there`);
     }
   }
-  return buildKeyRing(entries, fileWarnings);
+  return buildKeyRing(entries, fileWarnings, fileKeys);
 }

@@ -1,7 +1,10 @@
 // What SIGHUP does: re-read the API keys from every source, so a key can be added or
 // removed without a restart (requests in flight keep the key they were admitted with).
-// A key source that cannot be read, or a key file that holds no key (an editor's truncated
-// save looks just like that), keeps the previous keys active and logs why.
+// A key file is read once it has stopped changing (auth/settled-file.ts). A key source that
+// cannot be read, a key file that holds no key (an editor's truncated save looks just like
+// that), one that lost more than half its keys at once (a partial copy), or one that kept
+// changing keeps the previous keys active and logs why. Signals that arrive during a reload
+// make one more reload after it.
 //
 // The TLS certificate cannot be swapped the same way: Bun's server.reload() accepts `tls`
 // but ignores it (documented: only fetch/error/routes/websocket are updated), and there is
@@ -10,7 +13,8 @@
 // restart is needed to serve it.
 
 import { createHash } from "node:crypto";
-import { loadKeyRing, type ApiKeyRing } from "../auth/api-keys.ts";
+import { keyFiles, loadKeyRing, type ApiKeyRing, type KeyFileContent } from "../auth/api-keys.ts";
+import { readSettled } from "../auth/settled-file.ts";
 import type { Config } from "../settings/config.ts";
 import { readTls } from "../http/server.ts";
 import { errorFields, type Logger } from "../output/log.ts";
@@ -41,11 +45,33 @@ export function logKeyWarnings(logger: Logger, keys: ApiKeyRing): void {
   }
 }
 
-export function reloadOnSighup(deps: ReloadDeps): void {
+/** A SIGHUP handler: reloads one at a time, and once more after one if signals came during it. `done` after each. */
+export function reloader(deps: ReloadDeps, started: () => void, done: () => void): () => void {
+  let running = false;
+  let again = false;
+  const run = async () => {
+    running = true;
+    do {
+      again = false;
+      started();
+      await reloadOnSighup(deps);
+      done();
+    } while (again);
+    running = false;
+  };
+  return () => {
+    if (running) again = true;
+    else void run();
+  };
+}
+
+export async function reloadOnSighup(deps: ReloadDeps): Promise<void> {
   const { config, logger } = deps;
   try {
     const before = new Set(deps.keys().fingerprints);
-    const keys = loadKeyRing(config, { refuseKeylessFiles: true });
+    const contents = new Map<string, KeyFileContent>();
+    for (const file of keyFiles(config)) contents.set(file, await readSettled(file));
+    const keys = loadKeyRing(config, { refuseKeylessFiles: true, read: (file) => contents.get(file)!, previous: deps.keys() });
     deps.setKeys(keys);
     // Counts, never lists: a file of 100,000 keys must not make a megabyte log line.
     const added = keys.fingerprints.filter((f) => !before.has(f)).length;

@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildKeyRing, loadKeyRing, parseKeyFile, sha256Hex, type ApiKeyRing } from "../../src/auth/api-keys.ts";
 import { ConfigError, type Config } from "../../src/settings/config.ts";
 import { reloadOnSighup } from "../../src/cli/reload.ts";
+import { readSettled } from "../../src/auth/settled-file.ts";
 import { memoryLogger } from "../support/memory-logger.ts";
 
 const entry = (value: string) => ({ value, source: "test" });
@@ -124,7 +125,7 @@ describe("API key ring", () => {
 
 describe("SIGHUP's reload of the keys", () => {
   /** The keys after a start on `first` and a reload on `then` (the key file's content, or null: the file gone), and what the reload logged. */
-  function reload(first: string, then: string | null, apiKeys?: string) {
+  async function reload(first: string, then: string | null, apiKeys?: string) {
     const file = join(mkdtempSync(join(tmpdir(), "pce-reload-")), "api-keys");
     writeFileSync(file, first, { mode: 0o600 });
     const config = { apiKeys, apiKeysFile: file, credentialsDirectory: undefined } as Config;
@@ -132,7 +133,7 @@ describe("SIGHUP's reload of the keys", () => {
     if (then === null) rmSync(file);
     else writeFileSync(file, then);
     const logger = memoryLogger();
-    reloadOnSighup({ config, logger, tlsServed: undefined, keys: () => keys, setKeys: (next) => (keys = next) });
+    await reloadOnSighup({ config, logger, tlsServed: undefined, keys: () => keys, setKeys: (next) => (keys = next) });
     return { keys, file, lines: logger.lines.map(({ time: _, ...l }) => l) };
   }
   const KEYS = "first-key-0123456789\nsecond-key-0123456789\n";
@@ -142,8 +143,8 @@ describe("SIGHUP's reload of the keys", () => {
     ["blank lines only", "\n  \n\r\n"],
     ["comments only", "# every key went\n\n# here\n"],
     ["a byte order mark only", "\ufeff"],
-  ])("a readable key file with no key, %s: the previous keys stay active and the log says why, at error", (_, text) => {
-    const { keys, file, lines } = reload(KEYS, text);
+  ])("a readable key file with no key, %s: the previous keys stay active and the log says why, at error", async (_, text) => {
+    const { keys, file, lines } = await reload(KEYS, text);
     expect(["first-key-0123456789", "second-key-0123456789"].map((k) => keys.match(k) !== null)).toEqual([true, true]);
     expect(lines).toEqual([
       {
@@ -155,24 +156,70 @@ describe("SIGHUP's reload of the keys", () => {
     ]);
   });
 
-  test("the same with keys from PRODUCT_COST_API_KEYS beside it: the file's keys are not dropped", () => {
-    const { keys, lines } = reload(KEYS, "", "env-key-0123456789abc");
+  test("the same with keys from PRODUCT_COST_API_KEYS beside it: the file's keys are not dropped", async () => {
+    const { keys, lines } = await reload(KEYS, "", "env-key-0123456789abc");
     expect(keys.size).toBe(3);
     expect(lines.map((l) => l.msg)).toEqual(["api keys not reloaded, the previous keys stay active"]);
   });
 
-  test("a file that cannot be read: the same, with its own cause", () => {
-    const { keys, file, lines } = reload(KEYS, null);
+  test("a file that cannot be read: the same, with its own cause", async () => {
+    const { keys, file, lines } = await reload(KEYS, null);
     expect(keys.size).toBe(2);
     expect(lines).toEqual([
       { level: "error", msg: "api keys not reloaded, the previous keys stay active", error: `cannot read API key file ${file}: ENOENT`, error_type: "ConfigError" },
     ]);
   });
 
-  test("a file with one key left replaces the keys, as before", () => {
-    const { keys, lines } = reload(KEYS, "second-key-0123456789\n");
+  test("a file with one key left replaces the keys, as before", async () => {
+    const { keys, lines } = await reload(KEYS, "second-key-0123456789\n");
     expect([keys.size, keys.match("first-key-0123456789"), keys.match("second-key-0123456789") !== null]).toEqual([1, null, true]);
     expect(lines).toEqual([{ level: "info", msg: "api keys reloaded", api_keys: 1, added: 0, removed: 1 }]);
+  });
+
+  test("a file that lost more than half of its ten or more keys at once is refused, the previous keys stay (issue 42: a partial copy)", async () => {
+    const many = Array.from({ length: 20 }, (_, i) => `bulk-key-${String(i).padStart(4, "0")}-0123456789`);
+    const { keys, file, lines } = await reload(many.join("\n") + "\n", many.slice(0, 9).join("\n") + "\n");
+    expect(keys.size).toBe(20);
+    expect(lines).toEqual([
+      {
+        level: "error",
+        msg: "api keys not reloaded, the previous keys stay active",
+        error: `API key file ${file} holds 9 keys where it held 20 (a partial copy?): replace it whole (write a new file, then mv it over the old one); to remove more than half the keys at once, restart the service`,
+        error_type: "ConfigError",
+      },
+    ]);
+    // Half of them is no partial copy's sign: taken.
+    expect((await reload(many.join("\n") + "\n", many.slice(0, 10).join("\n") + "\n")).keys.size).toBe(10);
+  });
+
+  test("a file being written is read once it has been still for half a second: every key of it, not a piece", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "pce-settle-")), "api-keys");
+    const whole = Array.from({ length: 4001 }, (_, i) => `settle-key-${String(i).padStart(5, "0")}-0123456789`).join("\n") + "\n";
+    writeFileSync(file, whole.slice(0, 40_000)); // a copy that has written its first pieces
+    const reading = readSettled(file);
+    for (let at = 40_000; at < whole.length; at += 40_000) {
+      await Bun.sleep(100);
+      appendFileSync(file, whole.slice(at, at + 40_000));
+    }
+    expect((await reading).text).toBe(whole);
+  });
+
+  test("a file that never stops changing is refused after the time limit, saying how to replace it", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "pce-busy-")), "api-keys");
+    writeFileSync(file, "busy-key-0123456789\n");
+    let writing = true;
+    const writer = (async () => {
+      while (writing) {
+        appendFileSync(file, "# still writing\n");
+        await Bun.sleep(50);
+      }
+    })();
+    const failure = await readSettled(file, 200, 1000).catch((err) => err);
+    writing = false;
+    await writer;
+    expect(failure).toEqual(
+      new ConfigError(`API key file ${file} kept changing for 1 s (or changed while it was read): replace it whole (write a new file, then mv it over the old one), then reload`),
+    );
   });
 
   test("at start an empty key file is still accepted: no key, every API request answers 503 (the way to revoke every key)", () => {
