@@ -4,6 +4,7 @@
 // input, 1 otherwise).
 
 import "./production-mode.ts"; // first: before any library reads NODE_ENV
+import "./early-signals.ts"; // then: a reload during the start is kept, not fatal
 import { readCommandLine } from "./cli/command-line.ts";
 import { commandHelp, commandNamed } from "./cli/commands.ts";
 import { classify, exitOnUncaught } from "./failures.ts";

@@ -4,6 +4,7 @@
 // requests on SIGTERM/SIGINT before it exits.
 
 import { loadKeyRing, type ApiKeyRing } from "../auth/api-keys.ts";
+import { takeOverSighup } from "../early-signals.ts";
 import { ConfigError, type Config } from "../settings/config.ts";
 import { ShutdownCutError } from "../failures.ts";
 import { startBackgroundRefresh } from "../db/background-refresh.ts";
@@ -12,7 +13,7 @@ import { listen } from "../http/server.ts";
 import { createService } from "../http/service.ts";
 import { errorFields, type Logger } from "../output/log.ts";
 import { createServiceMetrics } from "../metrics/service-metrics.ts";
-import { logKeyWarnings, reloadOnSighup, tlsDigest } from "./reload.ts";
+import { logKeyWarnings, reloader, tlsDigest } from "./reload.ts";
 import { systemdNotifier, type Notifier } from "../systemd/notify.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import type { CommandLine } from "./command-line.ts";
@@ -54,12 +55,15 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   const tlsServed = tlsDigest(config);
   const server = listen(config, handle, logger, rawRoutes);
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
-  process.on("SIGHUP", () => {
-    // RELOADING with the monotonic time of its start (systemd 253 asks for it), READY when done.
-    tell(`RELOADING=1\nMONOTONIC_USEC=${process.hrtime.bigint() / 1000n}`);
-    reloadOnSighup({ config, logger, tlsServed, keys: () => keys, setKeys: (next) => (keys = next) });
-    tell("READY=1");
-  });
+  // A SIGHUP that came earlier (early-signals.ts kept it) is applied now, once.
+  takeOverSighup(
+    reloader(
+      { config, logger, tlsServed, keys: () => keys, setKeys: (next) => (keys = next) },
+      // RELOADING with the monotonic time of its start (systemd 253 asks for it), READY when done.
+      () => tell(`RELOADING=1\nMONOTONIC_USEC=${process.hrtime.bigint() / 1000n}`),
+      () => tell("READY=1"),
+    ),
+  );
   const backgroundRefresh = config.refreshDatabaseUrl
     ? startBackgroundRefresh({ url: config.refreshDatabaseUrl, intervalMs: config.refreshIntervalS * 1000, connectTimeoutMs: config.dbConnectTimeoutMs, logger })
     : undefined;
