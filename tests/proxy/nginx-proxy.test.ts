@@ -163,6 +163,7 @@ describe("docs/reverse-proxy.md's nginx in front of the executable", () => {
   let servicePort: number;
   let nginx: Subprocess<"ignore", "ignore", "ignore"> | undefined;
   let nginxPort: number;
+  let monitoringPort: number;
 
   beforeAll(async () => {
     const nginxBin = nginxPath();
@@ -175,8 +176,10 @@ describe("docs/reverse-proxy.md's nginx in front of the executable", () => {
     if (made.exitCode !== 0) throw new Error(`openssl req failed: ${made.stderr.toString()}`);
 
     nginxPort = unusedPort();
+    monitoringPort = unusedPort();
     let site = pageConfig();
     site = replaceOnce(site, "listen 443 ssl;", `listen 127.0.0.1:${nginxPort} ssl;`);
+    site = replaceOnce(site, "listen 127.0.0.1:8081;", `listen 127.0.0.1:${monitoringPort};`);
     site = replaceOnce(site, "server 127.0.0.1:8080;", `server 127.0.0.1:${servicePort};`);
     site = replaceOnce(site, "/etc/nginx/tls/costs.example.com.pem", join(dir, "cert.pem"));
     site = replaceOnce(site, "/etc/nginx/tls/costs.example.com.key", join(dir, "key.pem"));
@@ -228,6 +231,7 @@ http {
   });
 
   const viaNginx = (e: Exchange) => exchange(nginxPort, true, e);
+  const viaMonitoring = (e: Exchange) => exchange(monitoringPort, false, e);
   const direct = (e: Exchange) => exchange(servicePort, false, e);
   /** The service's log line of the request with this X-Request-Id. */
   const logOf = (id: string) => service.waitForLine((l) => l.msg === "request" && l.request_id === id, 5000);
@@ -284,10 +288,10 @@ http {
   });
 
   test("HTTP/1.0 with Expect: 100-continue: no 100 Continue, only the answer", async () => {
-    const raw = await viaNginx({ send: request("/healthz", ["Expect: 100-continue", "X-Request-Id: expect-10"], "HTTP/1.0") });
+    const raw = await viaNginx({ send: request(SAMPLES, authorized("expect-10", ["Expect: 100-continue"]), "HTTP/1.0") });
     const answers = answersIn(raw);
     expect(raw.toString("latin1")).toStartWith("HTTP/1.1 200 OK\r\n");
-    expect(answers.map((a) => [a.status, a.headers.get("x-request-id"), JSON.parse(a.body.toString("utf8")).detail])).toEqual([[200, "expect-10", "OK"]]);
+    expect(answers.map((a) => [a.status, a.headers.get("x-request-id"), (JSON.parse(a.body.toString("utf8")) as unknown[]).length])).toEqual([[200, "expect-10", 30]]);
   });
 
   test("OPTIONS * and a 1.1 MB target: nginx's own 400 and 414, never reaching the service; a 70 KB target still gets the service's JSON 414", async () => {
@@ -297,26 +301,32 @@ http {
     const huge = await viaNginx({ send: request(`/${"a".repeat(1_100_000)}`) });
     expect(answersIn(huge).map((a) => a.head + a.body.toString("latin1"))).toEqual([nginxError("414 Request-URI Too Large", nginxPage("414 Request-URI Too Large"))]);
 
-    const long = answersIn(await viaNginx({ send: request(`/healthz?${"x".repeat(70_000)}`, ["X-Request-Id: long-target", "Connection: close"]) }));
+    const long = answersIn(await viaNginx({ send: request(`${PATH}?${"x".repeat(70_000)}`, ["X-Request-Id: long-target", "Connection: close"]) }));
     expect(long.map((a) => [a.status, a.headers.get("content-type"), a.body.toString("utf8")])).toEqual([[414, "application/json", '{"detail":"URI Too Long"}']]);
     await logOf("long-target");
     // Of the three, only the 70 KB one reached the service.
     expect(service.lines.filter((l) => l.msg === "request").slice(before).map((l) => l.request_id)).toEqual(["long-target"]);
   });
 
-  test("dot-segment walks reach the service as sent: its 404, not the path they resolve to", async () => {
-    const walks = ["/external/v1/../../metrics", "/external/%2e%2e/metrics", "/external/v1/%2E%2E/%2e%2e/healthz", "/external/./../docs", "/external/v1/x/../product-costs?month_from=2024-01-01&month_to=2024-01-31"];
-    const answers = [];
-    for (const target of walks) {
-      const [a] = answersIn(await viaNginx({ send: request(target, authorized("walk", ["Connection: close"])) }));
-      answers.push({ target, status: a?.status, type: a?.headers.get("content-type"), body: a?.body.toString("utf8") });
+  test("only the API is public: health, metrics and docs get 404 there, dot-segment walks too; the monitoring listener serves them (issue 42)", async () => {
+    const notFound = { status: 404, type: "application/json", body: '{"detail":"Not Found"}' };
+    const answerOf = async (target: string, via = viaNginx) => {
+      const [a] = answersIn(await via({ send: request(target, authorized("public", ["Connection: close"])) }));
+      return { status: a?.status, type: a?.headers.get("content-type"), body: a?.body.toString("utf8") };
+    };
+    const before = service.lines.filter((l) => l.msg === "request").length;
+    const unpublished = ["/metrics", "/readyz", "/healthz", "/docs", "/openapi.json", "/", "/external/v1/../../metrics", "/external/%2e%2e/metrics", "/external/v1/%2E%2E/%2e%2e/healthz", "/external/./../docs"];
+    for (const target of unpublished) expect({ target, ...(await answerOf(target)) }).toEqual({ target, ...notFound });
+    // nginx answered those itself: none reached the service.
+    expect(service.lines.filter((l) => l.msg === "request").length).toBe(before);
+    // A walk that resolves inside the API's path reaches the service as sent: its own 404.
+    expect(await answerOf("/external/v1/x/../product-costs?month_from=2024-01-01&month_to=2024-01-31")).toEqual(notFound);
+    await service.waitForLine((l) => l.msg === "request" && l.status === 404 && l.dot_segments === true);
+    // The monitoring listener serves what the public one hides.
+    for (const path of ["/metrics", "/readyz", "/healthz", "/docs", "/openapi.json"]) {
+      expect([path, (await answerOf(path, viaMonitoring)).status]).toEqual([path, 200]);
     }
-    expect(answers).toEqual(walks.map((target) => ({ target, status: 404, type: "application/json", body: '{"detail":"Not Found"}' })));
-    // The paths themselves are served through nginx: the 404s are the walks', not nginx's.
-    for (const path of ["/metrics", "/healthz", "/docs"]) {
-      const [a] = answersIn(await viaNginx({ send: request(path, ["Connection: close"]) }));
-      expect([path, a?.status]).toEqual([path, 200]);
-    }
+    expect((await answerOf("/metrics", viaMonitoring)).body).toContain("http_requests_total");
   });
 
   test("with TRUSTED_PROXIES naming nginx, the log's client is the address nginx saw, whatever X-Forwarded-For the client sent", async () => {
