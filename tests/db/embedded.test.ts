@@ -110,7 +110,7 @@ describe("embedded database", () => {
     const migrating = await openDatabase(loadConfig(["--data-dir", dir], {}, "migrate"), false, undefined, { migrating: true });
     expect(await plannedMigrations(migrating.sql)).toEqual([{ version: "0005", name: "rollup_v2", action: "run" }]);
     await migrating.close();
-  });
+  }, 30_000); // three embedded starts: about 5 s on a 2-core machine
 
   test("a data dir in use is refused with a clear configuration error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pce-datadir-"));

@@ -204,5 +204,7 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
       }
       expect(await migrate(admin)).toEqual([]);
     },
+    // A migrate, a rebuild and a dozen reads: 4-5 s on a 2-core machine, a hang's limit, not a speed target.
+    60_000,
   );
 });

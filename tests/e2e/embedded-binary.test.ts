@@ -227,7 +227,7 @@ describe("an operator's data in --data-dir", () => {
       ["refreshed", undefined],
     ]);
     expect(run(["load-csv", "products", files.products, "--data-dir", old]).code).toBe(0);
-  });
+  }, 30_000); // four embedded starts: about 5 s on a busy 2-core machine
 
   test("a data dir started once with --demo-data keeps saying it serves made-up costs after a restart without it", async () => {
     const demoDir = join(mkdtempSync(join(tmpdir(), "pce-demo-dir-")), "data");

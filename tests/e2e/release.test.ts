@@ -63,7 +63,7 @@ describe(".ci/checksums.sh (the last step of a release build)", () => {
     expect(check()).toBe(0);
     writeFileSync(join(dir, "product-cost-export-linux-arm64"), "tampered\n");
     expect(check()).toBe(1);
-  });
+  }, 30_000); // hashes the 147 MB executable four times: about 5 s on a busy 2-core machine
 
   test("fails when there is nothing to list", () => {
     const dir = mkdtempSync(join(tmpdir(), "pce-release-empty-"));
