@@ -22,6 +22,9 @@
 -- are added the same way: each note's change through $2 less its change before $1. After a
 -- TRUNCATE (a note of everything), the whole range is added up from the daily rows until
 -- the next refresh. (A single day has a statement of its own: product_costs_one_day.sql.)
+-- The months are those of a window of the data (migration 0013, issue 43): the range's days
+-- outside it (a sentinel such as 9999-12-31, a year typed wrong) are added up from their daily
+-- rows, found by the date index, and the notes of months outside it are not counted twice.
 -- The statement reads every table at one snapshot, so it equals a GROUP BY over the daily
 -- rows at that snapshot, whether or not a refresh ran in between.
 -- The bounds are immutable expressions of $1 and $2 (no time zone involved; `bounds` is
@@ -42,15 +45,20 @@ facts as not materialized (
   select
     (select exists (select 1 from product_cost_deltas where product_id is null)) as everything,
     (select max(month) from product_cost_months)                              as last,
-    (select exists (select 1 from product_cost_deltas where product_id is null)) or coalesce(
+    -- The window of months (0013): its first day and the day after it (null: no window).
+    (select window_first from product_cost_refreshes)                          as window_first,
+    (select (window_last + interval '1 month')::date from product_cost_refreshes) as window_after,
+    (select exists (select 1 from product_cost_deltas where product_id is null))
+    or (select window_last from product_cost_refreshes) is null or coalesce(
       -- The range's daily rows (its days × the table's rows per day of data, from the planner's
       -- statistics) against the rollup's (a row per product, two for a range over several
       -- months), weighed by what each costs to read (measured at 50,000 products,
       -- docs/performance.md). So a day or two, or a short range across a month's end, is
-      -- added up from its daily rows, like the naive GROUP BY.
+      -- added up from its daily rows, like the naive GROUP BY. The rows per day are the window's
+      -- (the data's span would count a far date's years: `infinity` could not even be subtracted).
       ($2::date - $1::date + 1)
         * (select reltuples from pg_class where oid = 'product_daily_costs'::regclass)
-        / nullif((select max(cost_date) from product_daily_costs) - (select min(cost_date) from product_daily_costs) + 1, 0)
+        / nullif((select (window_last + interval '1 month')::date - window_first from product_cost_refreshes), 0)
       < (select reltuples from pg_class where oid = 'products'::regclass)
         * case when date_trunc('month', $1::date::timestamp) = date_trunc('month', $2::date::timestamp) then 0.7 else 2 end,
       false) as by_day
@@ -165,9 +173,10 @@ folded as (
   select * from by_day
 ),
 -- The notes of the months from $1's through $2's (a note of an earlier month moves both
--- edges alike, one of a later month neither): each note's change through $2 (all of it
--- before $2's month) less its change before $1 (none after $1's month), per product.
-waiting as (
+-- edges alike, one of a later month neither), of the window's months: each note's change
+-- through $2 (all of it before $2's month) less its change before $1 (none after $1's month),
+-- per product. And the range's daily rows outside the window, as they are.
+noted as (
   select
     c.product_id,
     sum(coalesce(c.rows[c.k_last], 0) - coalesce(c.rows[c.k_first], 0))                                           as n,
@@ -185,10 +194,33 @@ waiting as (
       case when c.month = b.from_month then bit_count((c.days & b.before_first)::bit(32))::int else 0 end as k_first
     from bounds b cross join facts f
     join product_cost_deltas c on c.month >= b.from_month and c.month <= b.to_month
-    where not f.by_day and c.product_id is not null
+    where not f.by_day and c.product_id is not null and c.month >= f.window_first and c.month < f.window_after
     offset 0
   ) c
   group by c.product_id
+),
+outside as (
+  -- Two ranges of the date index: the range's days before the window, and after it.
+  select
+    d.product_id, count(*) as n,
+    coalesce(sum(nullif(d.purchase_cost_usd, 'NaN')), 0) as pc, count(nullif(d.purchase_cost_usd, 'NaN')) as pcn,
+    coalesce(sum(nullif(d.inbound_freight_usd, 'NaN')), 0) as fr, count(nullif(d.inbound_freight_usd, 'NaN')) as frn,
+    coalesce(sum(nullif(d.shipping_to_customer_usd, 'NaN')), 0) as sh, count(nullif(d.shipping_to_customer_usd, 'NaN')) as shn,
+    coalesce(sum(nullif(d.warehouse_fees_usd, 'NaN')), 0) as wf, count(nullif(d.warehouse_fees_usd, 'NaN')) as wfn
+  from (
+    select d.* from facts f cross join product_daily_costs d
+    where not f.by_day and d.cost_date >= $1::date and d.cost_date <= $2::date and d.cost_date < f.window_first
+    union all
+    select d.* from facts f cross join product_daily_costs d
+    where not f.by_day and d.cost_date >= $1::date and d.cost_date <= $2::date and d.cost_date >= f.window_after
+  ) d
+  group by d.product_id
+),
+waiting as (
+  select product_id, sum(n) as n, sum(pc) as pc, sum(pcn) as pcn, sum(fr) as fr, sum(frn) as frn,
+    sum(sh) as sh, sum(shn) as shn, sum(wf) as wf, sum(wfn) as wfn
+  from (select * from noted union all select * from outside) w
+  group by product_id
 ),
 totals as (
   -- A join, not a union and a GROUP BY: the folded part is one row per product already,

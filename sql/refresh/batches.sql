@@ -2,12 +2,12 @@
 -- writes about $3 month rows at most (one product's months are never split, so a product's
 -- rows and notes always move together and reads stay exact between steps). The products are
 -- those the log names (a rebuild, $1: every product); a product's work is its months from the
--- first one named (a rebuild: from $4) through $2. A range also
+-- first one named in the window (a rebuild: from its first, $4) through $2. A range also
 -- covers the ids between its products: a note written there after this plan is folded too.
---   $1 rebuild (boolean)   $2 the rollup's last month (date)   $3 month rows per step (integer)
---   $4 the data's first month (date; a rebuild only)
+--   $1 rebuild (boolean)   $2 the window's last month (date)   $3 month rows per step (integer)
+--   $4 the window's first month (date)
 with work as (
-  select product_id, least(min(month), $2::date) as first_month
+  select product_id, least(greatest(min(month), $4::date), $2::date) as first_month
   from product_cost_deltas
   where not $1::boolean and product_id is not null and month is not null
   group by product_id

@@ -1,11 +1,12 @@
 -- A rebuild's step: every month of the products $1 through $2, computed straight from their
--- daily rows through the rollup's last month $3 (the rebuild emptied the months first), in
+-- daily rows in the window of months, $4 through $3 (migration 0013: a row outside it is read
+-- as it is, never folded; the rebuild emptied the months first), in
 -- one pass over those rows in key order: per (product, month) the bitmasks of the days with a
 -- row and with each amount's value (bit d-1 for day d; NaN and null are no value) and each
 -- amount's running sum at every day with a row; every month from the product's first through
--- $3, a month without rows carrying the totals; and per month the totals before it. Joins hash
--- (the refresh runs with nested loops off).
---   $1 first product id   $2 last product id   $3 the rollup's last month (date)
+-- $3, a month without rows carrying the totals; and per month the totals before it (from the
+-- window's first month). Joins hash (the refresh runs with nested loops off).
+--   $1 first product id   $2 last product id   $3 the window's last month (date)   $4 its first (date)
 insert into product_cost_months
 with daily as (
   select
@@ -14,7 +15,7 @@ with daily as (
     nullif(d.purchase_cost_usd, 'NaN') as pc, nullif(d.inbound_freight_usd, 'NaN') as fr,
     nullif(d.shipping_to_customer_usd, 'NaN') as sh, nullif(d.warehouse_fees_usd, 'NaN') as wf
   from product_daily_costs d
-  where d.product_id between $1::bigint and $2::bigint and d.cost_date < ($3::date + interval '1 month')::date
+  where d.product_id between $1::bigint and $2::bigint and d.cost_date >= $4::date and d.cost_date < ($3::date + interval '1 month')::date
 ),
 running as (
   select product_id, month, bit, pc, fr, sh, wf,

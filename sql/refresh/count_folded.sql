@@ -8,7 +8,7 @@ with notes as (
   group by 1, 2, 3
 )
 insert into product_cost_folded_changes (day, changes, last_changed_at)
-select (n.month + d - 1)::date, sum(n.notes), max(n.noted_at)
+select (n.month + (d - 1))::date, sum(n.notes), max(n.noted_at)
 from notes n cross join generate_series(1, 31) as d
 where n.month is not null and n.days & (1 << (d - 1)) <> 0
 group by 1

@@ -13,6 +13,8 @@ import m0008 from "../../sql/migrations/0008_refresh_record.sql" with { type: "t
 import m0009 from "../../sql/migrations/0009_answer_version_function.sql" with { type: "text" };
 import m0010 from "../../sql/migrations/0010_single_row_notes.sql" with { type: "text" };
 import m0011 from "../../sql/migrations/0011_months_by_month.sql" with { type: "text" };
+import m0012 from "../../sql/migrations/0012_notes_of_any_date.sql" with { type: "text" };
+import m0013 from "../../sql/migrations/0013_months_window.sql" with { type: "text" };
 import indexBuildProgressSql from "../../sql/queries/index_build_progress.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
@@ -55,6 +57,8 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: "0009", name: "answer_version_function", sql: m0009 },
   { version: "0010", name: "single_row_notes", sql: m0010 },
   { version: "0011", name: "months_by_month", sql: m0011 },
+  { version: "0012", name: "notes_of_any_date", sql: m0012 },
+  { version: "0013", name: "months_window", sql: m0013, restores: ["product_cost_refreshes.window_first"] },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.

@@ -15,7 +15,8 @@ export type ProblemCode =
   | "MIGRATIONS_PENDING"
   | "PERMISSION_DENIED"
   | "READS_FAILING"
-  | "RECOVERY_CONFLICT";
+  | "RECOVERY_CONFLICT"
+  | "QUERY_FAILED";
 
 export interface DatabaseProblem {
   code: ProblemCode;
@@ -43,6 +44,8 @@ const FIX: Record<ProblemCode, string> = {
   MIGRATIONS_PENDING: "run `product-cost-export migrate` with a DATABASE_URL of the tables' owner",
   READS_FAILING:
     "the request lines of the log name each failure; check PostgreSQL's log for sessions it ended or statements it cancelled (a restart, a failover, pg_terminate_backend, a standby's recovery conflicts)",
+  QUERY_FAILED:
+    "a bug: report it with the log line, which names PostgreSQL's error (the data itself never stops a read: issue 43)",
   RECOVERY_CONFLICT:
     "on the standby, set hot_standby_feedback = on (the primary then keeps the rows a read still needs), or raise max_standby_streaming_delay above the longest read (README: replicas)",
   PERMISSION_DENIED:
@@ -76,6 +79,7 @@ const SUMMARY: Partial<Record<ProblemCode, string>> = {
   NOT_POSTGRESQL: "the server at DATABASE_URL's host and port is not PostgreSQL",
   AUTHENTICATION_FAILED: "PostgreSQL refused the user or password of DATABASE_URL",
   DATABASE_NOT_FOUND: "the database named in DATABASE_URL does not exist",
+  QUERY_FAILED: "PostgreSQL refused a statement of the read path",
   RECOVERY_CONFLICT: "a hot standby cancelled a read to replay the primary's changes",
   READS_FAILING: "requests' reads on the service's connections keep failing for a database reason, though a new connection works",
 };

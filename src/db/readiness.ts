@@ -5,6 +5,7 @@
 // And it is not ready while the requests' own reads keep failing, whatever its own session
 // says (database-guard.ts: servingTrouble), so that a balancer sends their traffic elsewhere.
 
+import postgres from "postgres";
 import { answerVersionStatement } from "./answer-version.ts";
 import type { Sql } from "./client.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
@@ -40,7 +41,10 @@ export async function checkReadiness(sql: Sql, timeoutMs: number, guard?: Databa
     const trouble = guard?.servingTrouble();
     return trouble ? { ready: false, problem: trouble } : { ready: true };
   } catch (err) {
-    const found = databaseProblem(err) ?? problem("DATABASE_UNAVAILABLE", err instanceof Error ? err.message : String(err));
+    // A statement PostgreSQL refused is no outage: saying "cannot be reached" sent operators to
+    // the network for what was a read failing on the data (issue 43: an `infinity` row).
+    const message = err instanceof Error ? err.message : String(err);
+    const found = databaseProblem(err) ?? problem(err instanceof postgres.PostgresError ? "QUERY_FAILED" : "DATABASE_UNAVAILABLE", message);
     return { ready: false, problem: found };
   } finally {
     clearTimeout(timer);

@@ -50,18 +50,23 @@ import extendMonthsSql from "../../sql/refresh/extend_months.sql" with { type: "
 import forgetChangesSql from "../../sql/refresh/forget_changes.sql" with { type: "text" };
 import insertMonthsSql from "../../sql/refresh/insert_months.sql" with { type: "text" };
 import missingAnswersSql from "../../sql/refresh/missing_answers.sql" with { type: "text" };
+import notesOutsideSql from "../../sql/refresh/notes_outside.sql" with { type: "text" };
 import monthRowsSql from "../../sql/refresh/month_rows.sql" with { type: "text" };
+import outsideNotesSql from "../../sql/refresh/outside_notes.sql" with { type: "text" };
 import prepareWritesSql from "../../sql/refresh/prepare_writes.sql" with { type: "text" };
 import recordRefreshSql from "../../sql/refresh/record_refresh.sql" with { type: "text" };
 import recordStartSql from "../../sql/refresh/record_start.sql" with { type: "text" };
+import recordWindowSql from "../../sql/refresh/record_window.sql" with { type: "text" };
 import renderAnswerSql from "../../sql/refresh/render_answer.sql" with { type: "text" };
 import startMonthSql from "../../sql/refresh/start_month.sql" with { type: "text" };
 import stateSql from "../../sql/refresh/state.sql" with { type: "text" };
 import stepNotesSql from "../../sql/refresh/step_notes.sql" with { type: "text" };
 import updateMonthsSql from "../../sql/refresh/update_months.sql" with { type: "text" };
+import windowSql from "../../sql/refresh/window.sql" with { type: "text" };
 import postgres from "postgres";
 import type { Sql } from "./client.ts";
 import { databaseProblem, type DatabaseProblem } from "./problems.ts";
+import { widen, WINDOW_GAP_MONTHS, type MonthsWindow } from "./months-window.ts";
 
 /** How many calendar periods lack an answer (missing_answers.sql, counted). */
 const countMissingSql = `select count(*)::int as n from (${missingAnswersSql.replace(/^\s*--.*$/gm, "")}) missing`;
@@ -137,8 +142,13 @@ export interface RefreshOptions {
 interface State {
   everything: boolean;
   notes: number;
-  first_month: string | null;
-  last_month: string | null;
+  window_first: string | null;
+  window_last: string | null;
+  outside_before: string | null;
+  outside_after: string | null;
+  windowed: boolean;
+  data_first_month: string | null;
+  data_last_month: string | null;
   months_last_month: string | null;
   notes_last_month: string | null;
   notes_first_month: string | null;
@@ -326,16 +336,17 @@ async function analyzeMonthKeys(r: Runner, session: Session, added?: { after: st
  * they span, so each month's rows of those ids are read in key order and hashed; else each
  * product's are looked up by key (either is one pass, whatever the statistics say).
  */
-async function foldMonths(r: Runner, session: Session, batch: Batch, last: string, startsAfter?: string, force?: boolean): Promise<void> {
+async function foldMonths(r: Runner, session: Session, batch: Batch, window: { first: string; last: string }, startsAfter?: string, force?: boolean): Promise<void> {
+  const last = window.last;
   const [{ first } = { first: null }] = await r.run<{ first: string | null }[]>(session, "select min(first_month)::text as first from refresh_products");
   const [{ dense: measured, per_day } = { dense: false, per_day: 0 }] = await r.run<{ dense: boolean; per_day: number }[]>(
     session,
-    // How many daily rows a day holds, from the planner's statistics: a month's named pairs
-    // are read by key when that is fewer rows than reading their days by date.
+    // How many daily rows a day of the window holds, from the planner's statistics: a month's
+    // named pairs are read by key when that is fewer rows than reading their days by date.
     "select (select count(*) from refresh_products) * 8 >= (select count(*) from products where product_id between $1::bigint and $2::bigint) as dense, " +
-      "coalesce(greatest(c.reltuples, 0) / nullif((select max(cost_date) - min(cost_date) + 1 from product_daily_costs), 0), 0)::float8 as per_day " +
+      "coalesce(greatest(c.reltuples, 0) / nullif(($4::date + interval '1 month')::date - $3::date, 0), 0)::float8 as per_day " +
       "from pg_class c where c.oid = 'product_daily_costs'::regclass",
-    [batch.first_product, batch.last_product],
+    [batch.first_product, batch.last_product, window.first, window.last],
   );
   const dense = force ?? measured;
   const ids = [batch.first_product, batch.last_product];
@@ -369,25 +380,34 @@ async function foldMonths(r: Runner, session: Session, batch: Batch, last: strin
  * carry their totals into the new months, the ones it writes are written from there on, and
  * the months' statistics are made again before it commits.
  */
-async function foldBatch(r: Runner, session: Session, batch: Batch, plan: { rebuild: boolean; last: string; extendFrom?: string; dense?: boolean; partitioned: boolean }): Promise<number> {
+async function foldBatch(
+  r: Runner,
+  session: Session,
+  batch: Batch,
+  plan: { rebuild: boolean; window: MonthsWindow; windowed: boolean; widens?: boolean; extendFrom?: string; dense?: boolean; partitioned: boolean },
+): Promise<number> {
+  const { first, last } = plan.window;
   return r.transaction(session, "isolation level repeatable read, ", async () => {
-    await r.run(session, stepNotesSql, [batch.first_product, batch.last_product, plan.last, false]);
-    if (plan.partitioned) await r.run(session, coverMonthsSql, [plan.last]);
+    await r.run(session, stepNotesSql, [batch.first_product, batch.last_product, false, false]);
+    // The step that widens the window records it, in the commit that gives its months rows.
+    if (plan.widens) await r.run(session, recordWindowSql, [first, last, plan.window.outsideBefore, plan.window.outsideAfter]);
+    if (plan.partitioned) await r.run(session, coverMonthsSql, [last]);
     if (plan.rebuild) {
       // The months were emptied: each product's straight from its daily rows, in one pass.
-      await r.run(session, buildMonthsSql, [batch.first_product, batch.last_product, plan.last]);
+      await r.run(session, buildMonthsSql, [batch.first_product, batch.last_product, last, first]);
     } else {
-      await r.run(session, collectChangesSql);
+      await r.run(session, collectChangesSql, [first, last]);
       await r.run(session, prepareWritesSql);
       if (plan.extendFrom) {
-        await r.run(session, extendMonthsSql, [plan.extendFrom, plan.last]);
+        await r.run(session, extendMonthsSql, [plan.extendFrom, last]);
         await r.run(session, "update refresh_products set first_month = least(first_month, $1::date)", [nextMonth(plan.extendFrom)]);
       }
-      await foldMonths(r, session, batch, plan.last, plan.extendFrom, plan.dense);
+      await foldMonths(r, session, batch, plan.window, plan.extendFrom, plan.dense);
       // A new month's rows, known to the planner in the commit that makes them readable.
-      if (plan.extendFrom) await analyzeMonthKeys(r, session, { after: plan.extendFrom, last: plan.last });
+      if (plan.extendFrom) await analyzeMonthKeys(r, session, { after: plan.extendFrom, last });
     }
-    await r.run(session, clearAnswersSql, [false]);
+    await r.run(session, clearAnswersSql, [false, first, last]);
+    if (plan.windowed) await r.run(session, outsideNotesSql, [first, last]);
     // The answers' versions (ETags) keep what the forgotten notes counted: a fold changes none.
     await r.run(session, countFoldedSql);
     const notes = await count(r, session, "select count(*)::int as n from refresh_notes");
@@ -396,18 +416,68 @@ async function foldBatch(r: Runner, session: Session, batch: Batch, plan: { rebu
   });
 }
 
+/**
+ * A rebuild whose window ends earlier than the months did (a far date deleted, or outside the
+ * new window) drops the partitions after it: each on its own, waiting at most a second for the
+ * reads on the months (a partition's drop locks the table); one it cannot drop now stays, empty,
+ * for the next rebuild.
+ */
+async function dropPartitionsAfter(r: Runner, session: Session, last: string | null): Promise<void> {
+  const stale = await r.run<{ name: string }[]>(
+    session,
+    "select c.oid::regclass::text as name from pg_inherits i join pg_class c on c.oid = i.inhrelid " +
+      "where i.inhparent = 'product_cost_months'::regclass and c.relname ~ '^product_cost_months_[0-9]{4}_[0-9]{2}$' " +
+      "and to_date(right(c.relname, 7), 'YYYY_MM') > coalesce($1::date, '-infinity') order by 1",
+    [last],
+  );
+  for (const { name } of stale) {
+    await r
+      .transaction(session, "", async () => {
+        await r.run(session, "select set_config('lock_timeout', '1000', true)");
+        await r.run(session, `drop table ${name}`);
+      })
+      .catch((err) => {
+        if (err instanceof RefreshStopped) throw err;
+      });
+  }
+}
+
 /** Steps 1 to 3: the months brought to the daily rows and the log forgotten, step by step. */
 async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptions, started: number, stepMs: RefreshReport["step_ms"]) {
   const [s] = await r.run<State[]>(session, stateSql);
-  const rebuild = Boolean(options.rebuild || s!.everything);
+  let rebuild = Boolean(options.rebuild || s!.everything);
   const record = (notes: number) => r.run(session, recordRefreshSql, [notes, Math.round(performance.now() - started)]);
   if (!rebuild && s!.notes === 0) {
     await r.transaction(session, "", () => record(0));
     return { mode: "none" as const, notes: 0, steps: 0 };
   }
-  // The rollup's last month: the data's, and never earlier than before (the months never
-  // shrink, so a read's lookups stay dense). With neither, the notes' (they add up to nothing).
-  const last = [s!.last_month, rebuild ? null : s!.months_last_month].filter((m): m is string => m !== null).sort().at(-1) ?? s!.notes_last_month;
+  // The window of months the rollup keeps (months-window.ts): widened over the months notes
+  // name near it, or found again by a rebuild. None: no row of a date a request can name.
+  let window: MonthsWindow | null =
+    s!.window_first && s!.window_last ? { first: s!.window_first, last: s!.window_last, outsideBefore: s!.outside_before, outsideAfter: s!.outside_after } : null;
+  let widens = false;
+  // A database before migration 0013 (a refresh may run before `migrate`): its months span the
+  // data, as they did; `migrate` then rebuilds them for a window.
+  const windowed = s!.windowed;
+  if (!windowed) {
+    const first = s!.data_first_month;
+    const last = [s!.data_last_month, rebuild ? null : s!.months_last_month].filter((m): m is string => m !== null).sort().at(-1);
+    window = first && last ? { first, last, outsideBefore: null, outsideAfter: null } : null;
+  } else if (!rebuild && window) {
+    const named = await r.run<{ month: string }[]>(
+      session,
+      "select distinct month::text as month from product_cost_deltas where month between '0001-01-01' and '9999-12-01' and (month < $1::date or month > $2::date) order by 1",
+      [window.first, window.last],
+    );
+    const wider = widen(window, named.map((n) => n.month));
+    if (wider === "rebuild") rebuild = true;
+    else if (wider.first !== window.first || wider.last !== window.last) {
+      window = { ...window, ...wider };
+      widens = true;
+    }
+  } else if (!rebuild && s!.notes_last_month !== null) {
+    rebuild = true; // dates a request can name, and no window for them yet
+  }
   let everythingNotes = 0;
   const timed = async <T>(step: RefreshStep, work: () => Promise<T>): Promise<T> => {
     const t = performance.now();
@@ -425,40 +495,63 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
   );
   if (rebuild) {
     // A note of everything (reads add up the daily rows until the last step deletes it), the
-    // months emptied and every answer dropped, in one commit; and every month's partition
-    // made, so that the steps (side by side) only write rows.
+    // window found again from the data, the months emptied and every answer dropped, in one
+    // commit; and every month's partition made, so that the steps (side by side) only write rows.
     everythingNotes = await timed("prepare", () =>
       r.transaction(session, "", async () => {
         const n = await count(r, session, "select count(*)::int as n from product_cost_deltas where product_id is null");
         if (n === 0) await r.run(session, "select product_cost_changes_everything()");
+        if (windowed) {
+          const [found] = await r.run<{ first_month: string | null; last_month: string | null; outside_before: string | null; outside_after: string | null }[]>(
+            session,
+            windowSql,
+            [WINDOW_GAP_MONTHS],
+          );
+          window = found?.first_month && found.last_month ? { first: found.first_month, last: found.last_month, outsideBefore: found.outside_before, outsideAfter: found.outside_after } : null;
+          await r.run(session, recordWindowSql, [window?.first ?? null, window?.last ?? null, window?.outsideBefore ?? null, window?.outsideAfter ?? null]);
+          await r.run(session, notesOutsideSql, [window?.first ?? null, window?.last ?? null]);
+          await r.run(session, countFoldedSql);
+          await r.run(session, forgetChangesSql);
+        }
         await r.run(session, "delete from product_cost_months"); // DELETE: readers keep the old rows until commit
         await r.run(session, "delete from product_cost_answers");
-        if (partitioned && last) await r.run(session, coverMonthsSql, [last]);
+        if (partitioned && window) await r.run(session, coverMonthsSql, [window.last]);
         return Math.max(n, 1);
       }),
     );
+    if (partitioned) await timed("prepare", () => dropPartitionsAfter(r, session, window?.last ?? null));
     // The old rows are dead once no read still sees them: vacuumed now, the steps write the
     // months into their pages rather than beside them. (Otherwise a rebuild doubles the
     // months' files: vacuum later makes the old pages reusable but never gives them back.) A
     // read still running keeps its rows, and the steps write beside those.
     await timed("prepare", () => r.run(session, "vacuum product_cost_months, product_cost_answers"));
   }
-  // The data reached a later month: the first step moves the rollup's last month.
-  const extendFrom = !rebuild && last && s!.months_last_month && last > s!.months_last_month ? s!.months_last_month : undefined;
+  const months = window as MonthsWindow | null; // as found above
+  // The window reached a later month: the first step moves the rollup's last month.
+  const extendFrom = !rebuild && months && s!.months_last_month && months.last > s!.months_last_month ? s!.months_last_month : undefined;
 
   let notes = 0;
   let steps = 0;
-  if (last) {
+  if (months) {
+    const { first, last } = months;
     const stepRows = options.stepRows ?? STEP_ROWS;
     // At most a row per note and month from the earliest month named: when that fits in a step,
     // one step of every product named (no need to weigh each product's months).
-    const atMost = s!.notes * (monthsFrom(s!.notes_first_month ?? last, last) + 1);
+    const fromNamed = s!.notes_first_month && s!.notes_first_month > first ? s!.notes_first_month : first;
+    const atMost = s!.notes * (monthsFrom(fromNamed, last) + 1);
     const batches =
       !rebuild && s!.first_product !== null && atMost <= stepRows
         ? [{ first_product: s!.first_product, last_product: s!.last_product!, products: 0 }]
-        : await r.run<Batch[]>(session, batchesSql, [rebuild, last, stepRows, s!.first_month ?? last]);
-    const step = async (on: Session, batch: Batch, extendFrom?: string) => {
-      notes += await foldBatch(r, on, batch, { rebuild, last, extendFrom, dense: options.dense, partitioned });
+        : await r.run<Batch[]>(session, batchesSql, [rebuild, last, stepRows, first]);
+    const step = async (on: Session, batch: Batch, firstStep = false) => {
+      notes += await foldBatch(r, on, batch, {
+        rebuild,
+        window: months,
+        windowed,
+        ...(firstStep ? { extendFrom, widens } : {}),
+        dense: options.dense,
+        partitioned,
+      });
       steps++;
       options.onProgress?.({ step: "totals", done: steps, total: batches.length });
     };
@@ -476,8 +569,11 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
         );
         for (const batch of again) await step(session, batch);
       } else {
-        // One after another: the first moves the rollup's last month for every product.
-        for (const batch of batches) await step(session, batch, steps === 0 ? extendFrom : undefined);
+        // One after another: the first moves the rollup's last month for every product, and
+        // records a widened window.
+        for (const batch of batches) await step(session, batch, steps === 0);
+        // No step ran (no product named): a widened window is recorded on its own.
+        if (widens && steps === 0) await r.transaction(session, "", () => r.run(session, recordWindowSql, [months.first, months.last, months.outsideBefore, months.outsideAfter]));
       }
     });
   }
@@ -488,9 +584,9 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
       // (a TRUNCATE while it ran): then they all stay, and the next refresh rebuilds again.
       const n = await count(r, session, "select count(*)::int as n from product_cost_deltas where product_id is null");
       const foldsEverything = rebuild && n === everythingNotes;
-      await r.run(session, stepNotesSql, [null, null, null, foldsEverything]);
+      await r.run(session, stepNotesSql, [null, null, window === null, foldsEverything]);
       const folded = await count(r, session, "select count(*)::int as n from refresh_notes");
-      await r.run(session, clearAnswersSql, [folded > 0]);
+      await r.run(session, clearAnswersSql, [folded > 0, window?.first ?? null, window?.last ?? null]);
       await r.run(session, countFoldedSql);
       await r.run(session, forgetChangesSql);
       notes += folded;

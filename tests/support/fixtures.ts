@@ -30,7 +30,7 @@ export async function loadFixture(sql: Sql, products: ProductFixture[], daily: D
     for (const d of daily) {
       await tx`insert into product_daily_costs (product_id, cost_date, purchase_cost_usd, inbound_freight_usd,
                  shipping_to_customer_usd, warehouse_fees_usd)
-               values (${String(d.product_id)}::bigint, ${d.cost_date}::date, ${d.purchase_cost_usd ?? null}::numeric,
+               values (${String(d.product_id)}::bigint, ${d.cost_date}::text::date, ${d.purchase_cost_usd ?? null}::numeric,
                        ${d.inbound_freight_usd ?? null}::numeric, ${d.shipping_to_customer_usd ?? null}::numeric,
                        ${d.warehouse_fees_usd ?? null}::numeric)`;
     }

@@ -53,8 +53,20 @@ export interface Daily {
   amounts: (string | null)[];
 }
 
+/**
+ * Dates from the whole domain of PostgreSQL's date type that an ETL may write (issue 43):
+ * sentinels, typos, other systems' placeholders, both ends of the type and past where
+ * timestamps end, a date within a year of the data and one just beyond.
+ */
+export const FAR_DATES = [
+  "4713-01-01 BC", "0044-03-15 BC", "-infinity", "0001-01-01", "1899-12-31", "1999-06-30", "2022-10-31", "2024-12-01", "2025-07-01",
+  "2099-12-31", "2206-02-28", "2999-12-31", "9999-12-31", "10000-01-01", "294276-12-31", "300000-02-29", "5874897-12-31", "infinity",
+] as const;
+
 export function randomDaily(r: Rng): Daily {
-  return { product_id: r.int(1, PRODUCTS), cost_date: isoDay(r.int(0, DAYS - 1)), amounts: COLUMNS.map(() => amount(r)) };
+  // One row in 25 far away: they are read as they are, outside the rollup's window of months.
+  const cost_date = r.chance(0.04) ? r.pick(FAR_DATES) : isoDay(r.int(0, DAYS - 1));
+  return { product_id: r.int(1, PRODUCTS), cost_date, amounts: COLUMNS.map(() => amount(r)) };
 }
 
 /** `n` rows with distinct (product, day) keys. */
@@ -89,11 +101,14 @@ export async function insertRows(sql: Sql, rows: Daily[], onConflict: "nothing" 
     cost_date: d.cost_date,
     ...Object.fromEntries(COLUMNS.map((c, i) => [c, d.amounts[i]])),
   }));
+  // Through JSON: postgres.js sends a date parameter through JavaScript's Date, which holds
+  // neither `infinity` nor BC dates nor years past 275760; PostgreSQL reads the text itself.
+  const rowsOf = sql`select * from jsonb_populate_recordset(null::product_daily_costs, ${sql.json(values as never)})`;
   if (onConflict === "nothing") {
-    await sql`insert into product_daily_costs ${sql(values)} on conflict do nothing`;
+    await sql`insert into product_daily_costs ${rowsOf} on conflict do nothing`;
   } else {
     // The ETL's upsert: fires the INSERT trigger for new keys and the UPDATE trigger for existing ones.
-    await sql`insert into product_daily_costs ${sql(values)}
+    await sql`insert into product_daily_costs ${rowsOf}
               on conflict (product_id, cost_date) do update set
                 purchase_cost_usd = excluded.purchase_cost_usd, inbound_freight_usd = excluded.inbound_freight_usd,
                 shipping_to_customer_usd = excluded.shipping_to_customer_usd, warehouse_fees_usd = excluded.warehouse_fees_usd`;
@@ -125,7 +140,7 @@ export async function someKeys(sql: Sql, r: Rng, fraction: number): Promise<{ id
 }
 
 export const CHOSEN = (sql: Sql, keys: { ids: string[]; dates: string[] }) =>
-  sql`(product_id, cost_date) in (select * from unnest(${keys.ids}::bigint[], ${keys.dates}::date[]))`;
+  sql`(product_id, cost_date) in (select * from unnest(${keys.ids}::bigint[], ${keys.dates}::text[]::date[]))`;
 
 const ISOLATION = ["read committed", "repeatable read", "serializable"] as const;
 
@@ -165,8 +180,9 @@ async function write(sql: Sql, r: Rng, viaCopy: boolean, kind: number): Promise<
       // Move rows to another day where that day is free (a moved row never collides).
       const keys = await someKeys(sql, r, r.next() * 0.4);
       const shift = r.pick([-40, -31, -1, 1, 3, 29, 31, 62]);
+      // (Dates a request can name: a move past either end of the date type is no ETL's.)
       await sql`update product_daily_costs d set cost_date = d.cost_date + ${shift}::int
-                where ${CHOSEN(sql, keys)} and not exists (select 1 from product_daily_costs e
+                where ${CHOSEN(sql, keys)} and d.cost_date between '0001-03-01' and '9999-10-31' and not exists (select 1 from product_daily_costs e
                   where e.product_id = d.product_id and e.cost_date = d.cost_date + ${shift}::int)`;
       return `move ${keys.ids.length} rows by ${shift} days`;
     }
@@ -186,7 +202,7 @@ async function write(sql: Sql, r: Rng, viaCopy: boolean, kind: number): Promise<
     case 7: {
       const rows = randomRows(r, r.int(1, 300));
       await sql`delete from product_daily_costs where (product_id, cost_date) in
-                (select * from unnest(${rows.map((d) => String(d.product_id))}::bigint[], ${rows.map((d) => d.cost_date)}::date[]))`;
+                (select * from unnest(${rows.map((d) => String(d.product_id))}::bigint[], ${rows.map((d) => d.cost_date)}::text[]::date[]))`;
       await bulkLoad(sql, rows, viaCopy);
       return `bulk load ${rows.length} rows`;
     }

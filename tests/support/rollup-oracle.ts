@@ -33,14 +33,21 @@ export async function servedAndNaive(sql: Pool, from: string, to: string, segmen
 /**
  * Rows of product_cost_months (migration 0006) that differ from what the daily rows say, each
  * value computed here the plain way, row by row (none when right): for every product with
- * daily rows, every month from its first through the rollup's last, its totals before the
- * month, and within it the day masks and running sums.
+ * daily rows in the window of months (migration 0013, from the refresh's record), every month
+ * from its first there through the window's last, its totals before the month (from the
+ * window's first), and within it the day masks and running sums. No window: no month rows.
+ * Nothing while a note of everything waits (the months are then to be rebuilt, and unread).
  */
 export async function monthsDrift(sql: Sql): Promise<unknown[]> {
+  // While a note of everything waits, reads add up the daily rows and the refresh will rebuild
+  // the months: what they hold meanwhile is nobody's answer.
+  const [pending] = await sql.unsafe(`select exists (select from product_cost_deltas where product_id is null) as everything`);
+  if ((pending as { everything?: boolean } | undefined)?.everything) return [];
   const value = (c: string) => `nullif(d.${c}, 'NaN')`;
+  const inWindow = `d.cost_date >= (select window_first from product_cost_refreshes)`;
   const before = (c: string) =>
-    `(select coalesce(sum(${value(c)}), 0) from product_daily_costs d where d.product_id = g.product_id and d.cost_date < g.month),
-     (select count(${value(c)})::int from product_daily_costs d where d.product_id = g.product_id and d.cost_date < g.month)`;
+    `(select coalesce(sum(${value(c)}), 0) from product_daily_costs d where d.product_id = g.product_id and d.cost_date < g.month and ${inWindow}),
+     (select count(${value(c)})::int from product_daily_costs d where d.product_id = g.product_id and d.cost_date < g.month and ${inWindow})`;
   const inMonth = `d.product_id = g.product_id and d.cost_date >= g.month and d.cost_date < (g.month + interval '1 month')::date`;
   const mask = (test: string) => `(select coalesce(bit_or(1 << (extract(day from d.cost_date)::int - 1)), 0) from product_daily_costs d where ${inMonth} and ${test})`;
   const running = (c: string) =>
@@ -48,15 +55,19 @@ export async function monthsDrift(sql: Sql): Promise<unknown[]> {
        (select d.cost_date, sum(coalesce(${value(c)}, 0)) over (order by d.cost_date) as s from product_daily_costs d where ${inMonth}) x)`;
   return [
     ...(await sql.unsafe(`
-    with last as (select max(month) as month from product_cost_months),
-    firsts as (select product_id, date_trunc('month', min(cost_date)::timestamp)::date as month from product_daily_costs group by 1),
+    with last as (select window_last as month from product_cost_refreshes),
+    firsts as (
+      select product_id, date_trunc('month', min(cost_date)::timestamp)::date as month from product_daily_costs d
+      where d.cost_date >= (select window_first from product_cost_refreshes) and d.cost_date < (select (window_last + interval '1 month')::date from product_cost_refreshes)
+      group by 1
+    ),
     grid as (
       select g.month::date as month, f.product_id
       from firsts f cross join last cross join generate_series(f.month, last.month, interval '1 month') as g(month)
     ),
     expected as (
       select g.month, g.product_id,
-        (select count(*)::int from product_daily_costs d where d.product_id = g.product_id and d.cost_date < g.month),
+        (select count(*)::int from product_daily_costs d where d.product_id = g.product_id and d.cost_date < g.month and ${inWindow}),
         ${COLUMNS.map(before).join(", ")},
         ${mask("true")}, ${COLUMNS.map((c) => mask(`${value(c)} is not null`)).join(", ")},
         ${COLUMNS.map(running).join(", ")}
