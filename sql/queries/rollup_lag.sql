@@ -9,12 +9,15 @@
 --                                  refresh holds its advisory lock (src/db/refresh.ts,
 --                                  REFRESH_LOCK_ID: classid 0, objid the id) while it runs and
 --                                  records its start first (migration 0008).
+--   refresh_failing                the last refresh could not fold some products' notes (a step
+--                                  failed and was narrowed down to them, migration 0013).
 -- A refresh records itself even when there was nothing to fold, so with the timer running
 -- the age stays under its period plus a refresh's own time.
 select
   (select count(*) from (select from product_cost_deltas limit 1000000) as waiting)::int as changes_waiting,
   (select extract(epoch from now() - finished_at)::float8 from product_cost_refreshes) as last_refresh_age_seconds,
   (select ms / 1000.0 from product_cost_refreshes where finished_at is not null)::float8 as last_refresh_duration_seconds,
+  coalesce((select failure is not null from product_cost_refreshes), false) as refresh_failing,
   coalesce((
     select greatest(extract(epoch from clock_timestamp() - r.started_at), 0)
     from product_cost_refreshes r

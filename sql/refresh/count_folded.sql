@@ -2,9 +2,11 @@
 -- deletes), for the answer versions (migration 0007): per day a note touches, for attribute
 -- notes, and for everything notes. In the step's transaction: the counts move from the log to
 -- product_cost_folded_changes at one commit.
+-- A rebuild's own note of everything (days = -1, migration 0013) names no change: not counted.
 with notes as (
   select product_id is null as everything, month, days, count(*) as notes, max(noted_at) as noted_at
   from refresh_notes
+  where not (product_id is null and month is null and days is not distinct from -1)
   group by 1, 2, 3
 )
 insert into product_cost_folded_changes (day, changes, last_changed_at)

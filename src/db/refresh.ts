@@ -54,6 +54,7 @@ import notesOutsideSql from "../../sql/refresh/notes_outside.sql" with { type: "
 import monthRowsSql from "../../sql/refresh/month_rows.sql" with { type: "text" };
 import outsideNotesSql from "../../sql/refresh/outside_notes.sql" with { type: "text" };
 import prepareWritesSql from "../../sql/refresh/prepare_writes.sql" with { type: "text" };
+import recordFailureSql from "../../sql/refresh/record_failure.sql" with { type: "text" };
 import recordRefreshSql from "../../sql/refresh/record_refresh.sql" with { type: "text" };
 import recordStartSql from "../../sql/refresh/record_start.sql" with { type: "text" };
 import recordWindowSql from "../../sql/refresh/record_window.sql" with { type: "text" };
@@ -65,6 +66,7 @@ import updateMonthsSql from "../../sql/refresh/update_months.sql" with { type: "
 import windowSql from "../../sql/refresh/window.sql" with { type: "text" };
 import postgres from "postgres";
 import type { Sql } from "./client.ts";
+import { isDatabaseUnavailable } from "./errors.ts";
 import { databaseProblem, type DatabaseProblem } from "./problems.ts";
 import { widen, WINDOW_GAP_MONTHS, type MonthsWindow } from "./months-window.ts";
 
@@ -172,6 +174,49 @@ function monthsFrom(from: string, to: string): number {
 /** Why a refresh stops when its signal fires. */
 export class RefreshStopped extends Error {
   override name = "RefreshStopped";
+}
+
+/** A product whose notes a step could not fold: what it was folding, and why. */
+export interface UnfoldedProduct {
+  product_id: string;
+  /** The months its notes name (the first twelve). */
+  months: string[];
+  notes: number;
+  /** Its daily rows in those months. */
+  rows: number;
+  error: string;
+}
+
+/**
+ * The refresh folded what it could, but not these products' notes: they wait (reads add them
+ * up, exactly) and the next refresh tries them again. Thrown once the refresh is done.
+ */
+export class RefreshIncompleteError extends Error {
+  override name = "RefreshIncompleteError";
+  constructor(
+    readonly report: RefreshReport,
+    readonly unfolded: UnfoldedProduct[],
+  ) {
+    super(unfoldedMessage(unfolded));
+  }
+}
+
+/** What the log, /readyz and the refresh's record say of products a refresh could not fold. */
+function unfoldedMessage(unfolded: readonly UnfoldedProduct[]): string {
+  const first = unfolded[0]!;
+  return (
+    `the refresh could not fold ${unfolded.length} product(s)' notes; the first, product ${first.product_id} ` +
+    `(${first.notes} notes of ${first.months.join(", ")}, ${first.rows} daily rows): ${first.error}. ` +
+    "They wait, reads add them up (exact), and the next refresh tries them again; the rest is folded"
+  );
+}
+
+/**
+ * A failure of one step's statements that another step may not meet: PostgreSQL refused what
+ * this step's data made it do (not the database going away, not a stop, not a step met).
+ */
+function failureOfTheStep(err: unknown): boolean {
+  return err instanceof postgres.PostgresError && !databaseProblem(err) && !isDatabaseUnavailable(err) && !metAnotherStep(err);
 }
 
 /**
@@ -449,7 +494,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
   const record = (notes: number) => r.run(session, recordRefreshSql, [notes, Math.round(performance.now() - started)]);
   if (!rebuild && s!.notes === 0) {
     await r.transaction(session, "", () => record(0));
-    return { mode: "none" as const, notes: 0, steps: 0 };
+    return { mode: "none" as const, notes: 0, steps: 0, unfolded: [] };
   }
   // The window of months the rollup keeps (months-window.ts): widened over the months notes
   // name near it, or found again by a rebuild. None: no row of a date a request can name.
@@ -500,7 +545,9 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
     everythingNotes = await timed("prepare", () =>
       r.transaction(session, "", async () => {
         const n = await count(r, session, "select count(*)::int as n from product_cost_deltas where product_id is null");
-        if (n === 0) await r.run(session, "select product_cost_changes_everything()");
+        // The rebuild's own note (no write changed the data): marked, so that the answers'
+        // versions do not count it (migration 0013). A database before 0013 counts it.
+        if (n === 0) await r.run(session, windowed ? "insert into product_cost_deltas (product_id, month, days) values (null, null, -1)" : "select product_cost_changes_everything()");
         if (windowed) {
           const [found] = await r.run<{ first_month: string | null; last_month: string | null; outside_before: string | null; outside_after: string | null }[]>(
             session,
@@ -532,6 +579,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
 
   let notes = 0;
   let steps = 0;
+  const unfolded: UnfoldedProduct[] = [];
   if (months) {
     const { first, last } = months;
     const stepRows = options.stepRows ?? STEP_ROWS;
@@ -569,9 +617,27 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
         );
         for (const batch of again) await step(session, batch);
       } else {
-        // One after another: the first moves the rollup's last month for every product, and
-        // records a widened window.
-        for (const batch of batches) await step(session, batch, steps === 0);
+        // One after another: the first to commit moves the rollup's last month for every product
+        // and records a widened window. A step that fails is narrowed down, half by half, to the
+        // products that fail alone: the others are folded, those are recorded and reported.
+        const attempt = async (batch: Batch): Promise<void> => {
+          try {
+            await step(session, batch, steps === 0);
+          } catch (err) {
+            if (!failureOfTheStep(err)) throw err;
+            const named = await r.run<{ id: string }[]>(
+              session,
+              // In id order (as numbers: "12" sorts before "7" as text).
+              "select product_id::text as id from product_cost_deltas where product_id between $1::bigint and $2::bigint and month is not null group by product_id order by product_id",
+              [batch.first_product, batch.last_product],
+            );
+            if (named.length <= 1) return void unfolded.push(await describeUnfolded(r, session, named[0]?.id ?? batch.first_product, err));
+            const half = Math.floor(named.length / 2);
+            await attempt({ first_product: batch.first_product, last_product: named[half - 1]!.id, products: half });
+            await attempt({ first_product: named[half]!.id, last_product: batch.last_product, products: named.length - half });
+          }
+        };
+        for (const batch of batches) await attempt(batch);
         // No step ran (no product named): a widened window is recorded on its own.
         if (widens && steps === 0) await r.transaction(session, "", () => r.run(session, recordWindowSql, [months.first, months.last, months.outsideBefore, months.outsideAfter]));
       }
@@ -598,10 +664,24 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
         await r.run(session, "analyze product_daily_costs"); // first: the keys' analyze lowers the sample size for the rest of the transaction
         await analyzeMonthKeys(r, session);
       }
+      // What this refresh could not fold (nothing: the record is cleared), for /metrics and /readyz.
+      if (windowed) await r.run(session, recordFailureSql, [unfolded.length ? unfoldedMessage(unfolded) : null]);
       await record(notes);
     }),
   );
-  return { mode: rebuild ? ("rebuild" as const) : ("changes" as const), notes, steps };
+  return { mode: rebuild ? ("rebuild" as const) : ("changes" as const), notes, steps, unfolded };
+}
+
+/** What a product's notes name, for the line that says it could not be folded. */
+async function describeUnfolded(r: Runner, session: Session, productId: string, err: unknown): Promise<UnfoldedProduct> {
+  const [row] = await r.run<{ months: string[]; notes: number; rows: number }[]>(
+    session,
+    "with named as (select month from product_cost_deltas where product_id = $1::bigint and month is not null) " +
+      "select array(select distinct month::text from named order by 1 limit 12) as months, (select count(*)::int from named) as notes, " +
+      "(select count(*)::int from product_daily_costs d where d.product_id = $1::bigint and product_cost_month_of(d.cost_date) in (select month from named)) as rows",
+    [productId],
+  );
+  return { product_id: productId, months: row?.months ?? [], notes: row?.notes ?? 0, rows: row?.rows ?? 0, error: err instanceof Error ? err.message : String(err) };
 }
 
 /** Step 4: renders calendar periods of the data that have no answer, a few sessions at once, latest first, within the budget. */
@@ -674,7 +754,10 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
         await r.run(session, `vacuum ${vacuum.join(", ")}`);
         stepMs.vacuum = Math.round(performance.now() - t);
       }
-      return { ...folded, answers: answers.rendered, answers_waiting: answers.waiting, ms: Math.round(performance.now() - started), step_ms: stepMs };
+      const { unfolded, ...foldReport } = folded;
+      const report: RefreshReport = { ...foldReport, answers: answers.rendered, answers_waiting: answers.waiting, ms: Math.round(performance.now() - started), step_ms: stepMs };
+      if (unfolded.length) throw new RefreshIncompleteError(report, unfolded);
+      return report;
     } finally {
       await session.unsafe("select pg_advisory_unlock($1)", [REFRESH_LOCK_ID]).catch(() => {});
     }

@@ -14,6 +14,8 @@ export interface RollupLag {
   lastRefreshDurationSeconds: number | null;
   /** How long the refresh running now has run; 0 when none runs. */
   refreshRunningSeconds: number;
+  /** The last refresh could not fold some products' notes (its log line names them). */
+  refreshFailing: boolean;
 }
 
 /**
@@ -38,13 +40,20 @@ export async function readRollupLag(sql: Sql, timeoutMs: number): Promise<Rollup
       return undefined;
     }
     const row = (
-      rows as unknown as { changes_waiting: number; last_refresh_age_seconds: number | null; last_refresh_duration_seconds: number | null; refresh_running_seconds: number }[]
+      rows as unknown as {
+        changes_waiting: number;
+        last_refresh_age_seconds: number | null;
+        last_refresh_duration_seconds: number | null;
+        refresh_running_seconds: number;
+        refresh_failing: boolean;
+      }[]
     )[0]!;
     return {
       changesWaiting: row.changes_waiting,
       lastRefreshAgeSeconds: row.last_refresh_age_seconds,
       lastRefreshDurationSeconds: row.last_refresh_duration_seconds,
       refreshRunningSeconds: row.refresh_running_seconds,
+      refreshFailing: row.refresh_failing,
     };
   } catch {
     return undefined;

@@ -184,7 +184,7 @@ export function createApp(deps: AppDeps) {
         if (r.ready) {
           // Answers are exact whatever the rollup's lag: still ready, but a large lag is named.
           const lag = deps.rollupLag ? await deps.rollupLag() : undefined;
-          const rollup = lag && lagIsLarge(lag) ? { rollup: rollupLagBody(lag) } : {};
+          const rollup = lag && (lagIsLarge(lag) || lag.refreshFailing) ? { rollup: rollupLagBody(lag) } : {};
           return jsonResponse(200, { detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...rollup });
         }
         return jsonResponse(503, { detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix });
@@ -198,13 +198,19 @@ export function createApp(deps: AppDeps) {
 
 const NO_KEYS_FIX = "add a key to the key file (product-cost-export generate-key) and reload, or set PRODUCT_COST_API_KEYS (README: API keys)";
 
-/** What /readyz says of a large rollup lag. */
+/** What /readyz says of a large rollup lag, or of a refresh that could not fold everything. */
 function rollupLagBody(lag: RollupLag) {
   const age = lag.lastRefreshAgeSeconds === null ? "no refresh has run" : `the last refresh was ${Math.round(lag.lastRefreshAgeSeconds)} s ago`;
   return {
     changes_waiting: lag.changesWaiting,
     last_refresh_age_seconds: lag.lastRefreshAgeSeconds === null ? null : Math.round(lag.lastRefreshAgeSeconds),
-    warning: `changes wait to be folded into the rollup and ${age} (over ${LARGE_LAG_SECONDS} s): answers stay exact but slower; check the refresh timer (README: Monitoring)`,
+    ...(lagIsLarge(lag)
+      ? { warning: `changes wait to be folded into the rollup and ${age} (over ${LARGE_LAG_SECONDS} s): answers stay exact but slower; check the refresh timer (README: Monitoring)` }
+      : {}),
+    // No product, month or error here (anyone may ask /readyz): the refresh's log line has them.
+    ...(lag.refreshFailing
+      ? { refresh_failing: "the last refresh could not fold some products' changes: answers stay exact, those products' reads slower; its log line names them and PostgreSQL's error" }
+      : {}),
   };
 }
 

@@ -144,6 +144,11 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     "How long the refresh running now (the timer's, the service's own, migrate's or load-csv's) has run; 0 when none runs. Its steps commit as it goes, and the next refresh waits for it.",
     () => (lag ? [[{}, lag.refreshRunningSeconds]] : []),
   );
+  registry.gauge(
+    `${PREFIX}rollup_refresh_failing`,
+    "1 when the last refresh could not fold some products' changes (a step failed: its log line names the product, the months and PostgreSQL's error); 0 when it folded everything. Answers stay exact; those products' reads get slower as their changes wait.",
+    () => (lag ? [[{}, lag.refreshFailing ? 1 : 0]] : []),
+  );
   const cached = (pick: (c: AnswerCacheCounts) => number) => (): [Record<string, string>, number][] => (cache ? [[{}, pick(cache())]] : []);
   registry.counterOf(`${PREFIX}answer_cache_hits_total`, "Requests answered from the answer cache (the same version of the same question).", cached((c) => c.hits));
   registry.counterOf(`${PREFIX}answer_cache_misses_total`, "Requests the answer cache could not answer (never asked, written since, or pushed out).", cached((c) => c.misses));
