@@ -2,6 +2,7 @@
 // schema_migrations. Safe to run twice, concurrently (an advisory lock serialises
 // runners) and on a database where the ETL already created the contract tables.
 
+import readersFollowSql from "../../sql/roles/readers-follow.sql" with { type: "text" };
 import m0001 from "../../sql/migrations/0001_contract_tables.sql" with { type: "text" };
 import m0002 from "../../sql/migrations/0002_daily_costs_by_date.sql" with { type: "text" };
 import m0003 from "../../sql/migrations/0003_period_cost_rollup.sql" with { type: "text" };
@@ -146,6 +147,8 @@ export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRA
       options.onStepDone?.(step, performance.now() - started);
       applied.push(step.action === "restore" ? `${step.version} (restored ${step.tables!.join(", ")})` : step.version);
     }
+    // The tables made or made again go to whoever reads the daily rows (the serving role).
+    if (applied.length > 0) await tx.unsafe(readersFollowSql);
   });
   return applied;
 }
