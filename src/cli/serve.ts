@@ -118,7 +118,8 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   // (Not once shutting down: closing the pool would fail the check for no reason of the database's.)
   const ready = await readiness();
   if (stopping) return;
-  if (ready.ready) logger.info("database ready", { database: db.description });
+  // (The daily rows' source is said by its own warning, with why and what `migrate` gives.)
+  if (ready.ready) logger.info("database ready", { database: db.description, source: ready.source.name === "daily" ? "daily rows" : "rollup" });
   else logger.error("database not ready", { problem: ready.problem.code, cause: ready.problem.cause, fix: ready.problem.fix });
 }
 

@@ -41,7 +41,8 @@ const FIX: Record<ProblemCode, string> = {
   NOT_POSTGRESQL: "DATABASE_URL's host and port belong to another kind of server: point it at PostgreSQL's (5432 by default)",
   AUTHENTICATION_FAILED: "check the user and password in DATABASE_URL, and the server's pg_hba.conf",
   DATABASE_NOT_FOUND: "check the database name in DATABASE_URL",
-  MIGRATIONS_PENDING: "run `product-cost-export migrate` with a DATABASE_URL of the tables' owner",
+  MIGRATIONS_PENDING:
+    "the service reads the ETL's tables products and product_daily_costs: check that DATABASE_URL names the ETL's database; for a new database, or a rollup table dropped by hand, run `product-cost-export migrate` with a DATABASE_URL of the tables' owner",
   READS_FAILING:
     "the request lines of the log name each failure; check PostgreSQL's log for sessions it ended or statements it cancelled (a restart, a failover, pg_terminate_backend, a standby's recovery conflicts)",
   QUERY_FAILED:
@@ -49,7 +50,7 @@ const FIX: Record<ProblemCode, string> = {
   RECOVERY_CONFLICT:
     "on the standby, set hot_standby_feedback = on (the primary then keeps the rows a read still needs), or raise max_standby_streaming_delay above the longest read (README: replicas)",
   PERMISSION_DENIED:
-    "grant the service's role SELECT on products, product_daily_costs, product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, product_cost_folded_changes and schema_migrations (README: the read-only role)",
+    "grant the service's role SELECT on products and product_daily_costs (and, to read the rollup `migrate` builds, on product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, product_cost_folded_changes and schema_migrations: README, the read-only role)",
 };
 
 // Failing to connect at all: refused, no such host, no route, no answer in time.

@@ -5,6 +5,7 @@
 // otherwise, and for every other range, the rows of sql/queries/product_costs.sql.
 
 import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
+import dailyQuery from "../../sql/queries/product_costs_daily.sql" with { type: "text" };
 import oneDayQuery from "../../sql/queries/product_costs_one_day.sql" with { type: "text" };
 import renderedQuery from "../../sql/queries/product_costs_rendered.sql" with { type: "text" };
 import { calendarPeriodOf } from "./calendar-period.ts";
@@ -49,6 +50,19 @@ export interface ProductCostReadOptions extends ReadOptions {
   batchSize: number;
   /** A JSON answer is wanted: an exact calendar period may be served as rendered by the refresh. */
   rendered?: boolean;
+  /** Read the daily rows directly, not the rollup (read-source.ts). */
+  daily?: boolean;
+}
+
+/** The SQL that returns the rows of `q` from the daily rows alone (read-source.ts): the contract's two tables, nothing else. */
+export function dailyCostsStatement(q: ProductCostQuery): Statement {
+  if (q.monthFrom === q.monthTo) return { text: oneDayQuery, params: [q.monthFrom, q.segment] };
+  return { text: dailyQuery, params: [q.monthFrom, q.monthTo, q.segment] };
+}
+
+/** The statements of the daily rows' source, over ranges in year 1 (no costs there), for the readiness check. */
+export function dailyProbes(): Statement[] {
+  return [dailyCostsStatement({ monthFrom: "0001-01-01", monthTo: "0001-01-01", segment: "all" }), dailyCostsStatement({ monthFrom: "0001-01-15", monthTo: "0001-03-10", segment: "all" })];
 }
 
 /** The SQL that returns the rows of `q`, and its parameters. */
@@ -82,6 +96,7 @@ export function readPathProbes(): Statement[] {
 const RENDERED_CHUNKS_PER_BATCH = 2;
 
 export async function readProductCosts(sql: Sql, q: ProductCostQuery, options: ProductCostReadOptions): Promise<ProductCostRead> {
+  if (options.daily) return { kind: "rows", read: await openRead<ProductCostRow>(sql, [{ statement: dailyCostsStatement(q), batchSize: options.batchSize }], options) };
   const rows = { statement: productCostsStatement(q), batchSize: options.batchSize };
   const rendered = options.rendered ? renderedAnswerStatement(q) : undefined;
   if (!rendered) return { kind: "rows", read: await openRead<ProductCostRow>(sql, [rows], options) };

@@ -1,29 +1,31 @@
-// What GET /readyz and the start-up line report: whether a request would be answered now.
-// It runs what a request runs (the migrations' record, then the product-cost statements of
-// the read path over a range with no data, with the serving session's settings), so READY
-// means requests will succeed, and a problem comes with its cause and fix (problems.ts).
+// What GET /readyz and the start-up line report: whether a request would be answered now, and
+// from which source (read-source.ts: the rollup, or the daily rows where it is not there for
+// this build or not readable). It runs what a request runs (the migrations' record, then the
+// product-cost statements of that source over a range with no data, with the serving session's
+// settings), so READY means requests will succeed, and a problem comes with its cause and fix
+// (problems.ts).
 // And it is not ready while the requests' own reads keep failing, whatever its own session
 // says (database-guard.ts: servingTrouble), so that a balancer sends their traffic elsewhere.
 
 import postgres from "postgres";
-import { answerVersionStatement } from "./answer-version.ts";
 import type { Sql } from "./client.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
 import { DatabaseDeadlineError, isStaleConnection } from "./errors.ts";
-import { pendingMigrations } from "./migrations.ts";
-import { identifyPeer } from "./not-postgresql.ts";
-import { databaseProblem, DatabaseProblemError, problem, type DatabaseProblem } from "./problems.ts";
-import { readPathProbes } from "./product-costs.ts";
+import { databaseProblem, problem, type DatabaseProblem } from "./problems.ts";
+import { dailyProbes } from "./product-costs.ts";
+import { checkSource, type ReadSource } from "./read-source.ts";
 
-export type Readiness = { ready: true } | { ready: false; problem: DatabaseProblem };
+export type Readiness = { ready: true; source: ReadSource } | { ready: false; problem: DatabaseProblem };
 
-/** Throws unless every statement a request may run works on `sql`; a server that is not PostgreSQL as NotPostgresqlError. */
-export async function assertReadable(sql: Sql): Promise<void> {
-  const pending = await pendingMigrations(sql).catch(async (err) => Promise.reject(await identifyPeer(err, sql)));
-  if (pending.length) {
-    throw new DatabaseProblemError(problem("MIGRATIONS_PENDING", `migrations ${pending.join(", ")} of this build are not applied`));
-  }
-  for (const probe of [answerVersionStatement("0001-01-01", "0001-01-31"), ...readPathProbes()]) await sql.unsafe(probe.text, probe.params);
+/**
+ * The source requests read now, once every statement they run works on `sql`; throws otherwise,
+ * a server that is not PostgreSQL as NotPostgresqlError.
+ */
+export async function assertReadable(sql: Sql): Promise<ReadSource> {
+  const source = await checkSource(sql, true);
+  // (The rollup's statements ran in the check; the daily rows' are run here.)
+  if (source.name === "daily") for (const probe of dailyProbes()) await sql.unsafe(probe.text, probe.params);
+  return source;
 }
 
 /** Readiness, within `timeoutMs`; through `guard` when given, so a known outage is reported without a new connection. */
@@ -37,9 +39,9 @@ export async function checkReadiness(sql: Sql, timeoutMs: number, guard?: Databa
   const readable = () => assertReadable(sql).catch((err) => (isStaleConnection(err) ? assertReadable(sql) : Promise.reject(err)));
   const attempt = () => Promise.race([readable(), deadline]);
   try {
-    await (guard ? guard.run(attempt, "readiness") : attempt());
+    const source = await (guard ? guard.run(attempt, "readiness") : attempt());
     const trouble = guard?.servingTrouble();
-    return trouble ? { ready: false, problem: trouble } : { ready: true };
+    return trouble ? { ready: false, problem: trouble } : { ready: true, source };
   } catch (err) {
     // A statement PostgreSQL refused is no outage: saying "cannot be reached" sent operators to
     // the network for what was a read failing on the data (issue 43: an `infinity` row).

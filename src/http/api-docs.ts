@@ -65,8 +65,10 @@ const VALIDATORS: Record<string, Header> = {
   ETag: {
     description:
       "A strong tag of this representation (JSON or CSV, and its content coding) of the answer in the data's current state. " +
-      "Send it back in If-None-Match: a 304 while the range's data is unchanged.",
-    required: true,
+      "Send it back in If-None-Match: a 304 while the range's data is unchanged. " +
+      "Absent where the answer is read from the daily rows directly (a database without the service's migrations, or a role " +
+      "that may not read its rollup): nothing versions such an answer, so none is kept and no 304 is sent but for If-None-Match: *.",
+    required: false,
     schema: { type: "string", pattern: '^"[A-Za-z0-9_-]+"$', example: '"mXc0Jk1ff5bUc9Bpw2Ff0A-json"' },
   },
   "Cache-Control": {
@@ -82,7 +84,7 @@ const VALIDATORS: Record<string, Header> = {
   "X-Data-Changed-At": {
     description:
       "When a write last changed the data of the range (any segment), ISO 8601 in UTC, by the database's clock. " +
-      "Absent when no change is recorded.",
+      "Absent when no change is recorded, and where the answer is read from the daily rows directly.",
     schema: { type: "string", format: "date-time" },
   },
 };

@@ -7,6 +7,7 @@ import type { ApiKeyRing } from "../auth/api-keys.ts";
 import { bearerCredentials } from "../auth/bearer.ts";
 import type { Sql } from "../db/client.ts";
 import type { DatabaseGuard } from "../db/database-guard.ts";
+import { DAILY_ADVICE, rollupGuard, RollupUnreadableError, type SourceChoice } from "../db/read-source.ts";
 import type { Readiness } from "../db/readiness.ts";
 import { lagIsLarge, LARGE_LAG_SECONDS, type RollupLag } from "../db/rollup-lag.ts";
 import { readProductCosts } from "../db/product-costs.ts";
@@ -69,6 +70,8 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** Whole answers kept in memory for their version (ANSWER_CACHE_MB); none: every 200 is read from the database. */
   answerCache?: AnswerCache;
+  /** Where reads take their rows from (the rollup or the daily rows); none: the rollup, always. */
+  source?: SourceChoice;
 }
 
 export function createApp(deps: AppDeps) {
@@ -82,7 +85,12 @@ export function createApp(deps: AppDeps) {
   // What the ETags name besides the data: another build may write other bytes.
   const build = deps.build ? `${deps.build.version} ${deps.build.commit}` : "";
   if (answerCache) deps.metrics?.trackAnswerCache(() => answerCache.stats());
-  const guarded = <T>(work: () => Promise<T>) => (deps.guard ? deps.guard.run(work) : work());
+  // Reads of the rollup, where a source is chosen: a failure for the schema is no problem of
+  // the database (read-source.ts), the daily rows answer instead.
+  const source = deps.source;
+  const guard = deps.guard && source ? rollupGuard(deps.guard) : deps.guard;
+  if (source) deps.metrics?.trackReadSource(() => source.last()?.name);
+  const guarded = <T>(work: () => Promise<T>) => (guard ? guard.run(work) : work());
   // A range's version, one read shared by the requests that arrived while the one before
   // ran. Each request still waits for it in an admission slot of its own, so the bounds on
   // running and queued requests (and 503 OVERLOADED past them) stay what they were.
@@ -125,19 +133,44 @@ export function createApp(deps: AppDeps) {
         // Both reads in one order: a slot first (admission), then the database guard, then
         // the read (src/db/read.ts owns all three for the rows); the version's is shared by
         // the requests that arrived while the one before ran.
-        const read = () =>
+        const readFrom = (daily: boolean) =>
           readProductCosts(deps.sql, key.query, {
             batchSize: deps.batchSize ?? 2000,
             rendered: key.format === "json",
+            daily,
             firstBatchTimeoutMs: deps.firstBatchTimeoutMs,
             connectTimeoutMs: deps.connectTimeoutMs,
             silence: deps.silence,
             signal: context.signal,
             slots: admission,
-            guard: deps.guard,
+            guard: daily ? deps.guard : guard,
           });
+        // The source of the rows (src/db/read-source.ts): the rollup, unless it is not there for
+        // this build or not readable; a read of it that fails for the schema is read again from
+        // the daily rows (no 503 while an exact answer can be read), and the choice follows.
+        const read = async (daily: boolean) => {
+          if (!daily) {
+            try {
+              return { daily: false, read: await readFrom(false) };
+            } catch (err) {
+              if (!source || !(err instanceof RollupUnreadableError)) throw err;
+              source.rollupFailed(err);
+            }
+          }
+          return { daily: true, read: await readFrom(true) };
+        };
+        const version = async () => {
+          if (source && (await source.current(deps.firstBatchTimeoutMs)).name === "daily") return null;
+          try {
+            return await admission.run(context.signal, () => answerVersion(key.range, context.signal));
+          } catch (err) {
+            if (!source || !(err instanceof RollupUnreadableError)) throw err;
+            source.rollupFailed(err);
+            return null;
+          }
+        };
         return answerProductCosts(request, context, key, {
-          version: () => admission.run(context.signal, () => answerVersion(key.range, context.signal)),
+          version,
           read,
           cache: deps.answerCache,
           build,
@@ -185,7 +218,9 @@ export function createApp(deps: AppDeps) {
           // Answers are exact whatever the rollup's lag: still ready, but a large lag is named.
           const lag = deps.rollupLag ? await deps.rollupLag() : undefined;
           const rollup = lag && (lagIsLarge(lag) || lag.refreshFailing) ? { rollup: rollupLagBody(lag) } : {};
-          return jsonResponse(200, { detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...rollup });
+          // The daily rows' source is named, with why and what `migrate` would give; the rollup's is not (as before).
+          const daily = r.source.name === "daily" ? { source: "daily rows", why: r.source.why, ...DAILY_ADVICE } : {};
+          return jsonResponse(200, { detail: "READY", ...(deps.demoData ? { data: "demo" } : {}), ...daily, ...rollup });
         }
         return jsonResponse(503, { detail: r.problem.code, cause: r.problem.summary, fix: r.problem.fix });
       },

@@ -207,6 +207,7 @@ function logRequest(
   // Logs name a key by its label, else by its fingerprint; never by the key.
   if (context.key) fields.key = context.key.label ?? context.key.fingerprint;
   if (context.firstRowsMs !== undefined) fields.first_rows_ms = Math.round(context.firstRowsMs * 10) / 10;
+  if (context.source) fields.source = context.source;
   // Read a second time before its first byte (product-costs-answer.ts): why the first read stopped.
   if (context.retriedAfter !== undefined) fields.retried_after = errorCode(context.retriedAfter);
   if (context.client !== undefined) fields.client = context.client;

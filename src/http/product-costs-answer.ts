@@ -11,6 +11,9 @@
 // Every 200 and 304 says its representation's ETag (entity-tag.ts), Cache-Control: private,
 // no-cache (a client may keep the answer and must ask again: a 304 costs one shared small read),
 // and X-Data-Changed-At, when a write last changed the range's data (docs/api.md).
+// Read from the daily rows directly (src/db/read-source.ts: no rollup, so no change log to
+// version an answer by), a 200 has no ETag and no X-Data-Changed-At, none is kept, If-None-Match
+// makes a 304 only as `*` and an If-Match that names a tag a 412: nothing can say the bytes are those.
 
 import type { AnswerVersion } from "../db/answer-version.ts";
 import { isRetryableRead } from "../db/errors.ts";
@@ -54,10 +57,10 @@ async function waitFor(answer: Promise<CachedAnswer | undefined>, signal: AbortS
 export const CACHE_CONTROL = "private, no-cache";
 
 export interface AnswerSources {
-  /** The answer's version, read before any row. */
-  version(): Promise<AnswerVersion>;
-  /** The rows, from the database. */
-  read(): Promise<ProductCostRead>;
+  /** The answer's version, read before any row; null where the rows come from the daily rows (no version). */
+  version(): Promise<AnswerVersion | null>;
+  /** The rows: from the rollup, unless `daily` or the rollup cannot be read now; which one answered. */
+  read(daily: boolean): Promise<{ daily: boolean; read: ProductCostRead }>;
   cache?: AnswerCache;
   /** The build (version and commit): another build may write other bytes. */
   build: string;
@@ -65,9 +68,11 @@ export interface AnswerSources {
 }
 
 export async function answerProductCosts(request: Request, context: RequestContext, key: AnswerKey, sources: AnswerSources): Promise<Response> {
-  const { version, changedAt } = await sources.version();
-  const tag = key.tags(sources.build, version);
+  const versioned = await sources.version();
   const wanted = chooseEncoding(request.headers.get("accept-encoding"));
+  if (!versioned) return await answerFromDailyRows(request, context, key, sources, wanted);
+  const { version, changedAt } = versioned;
+  const tag = key.tags(sources.build, version);
   const validators: Record<string, string> = { "cache-control": CACHE_CONTROL, ...(changedAt ? { "x-data-changed-at": changedAt } : {}) };
 
   // The client's copy is current: the representation it would get now, or its identity form
@@ -96,17 +101,25 @@ export async function answerProductCosts(request: Request, context: RequestConte
     let source: ChunkStream;
     try {
       const asked = performance.now();
-      const read = await sources.read();
+      const answered = await sources.read(false);
       context.firstRowsMs = performance.now() - asked;
-      const rows = rowsSource(read, context);
+      const rows = rowsSource(answered.read, context);
       source = rows;
+      // The rollup could not be read after all (a table dropped meanwhile): the daily rows
+      // answered, exactly, but the version read before them no longer says what they are.
+      if (answered.daily) {
+        context.source = "daily";
+        done?.(undefined);
+        done = undefined;
+      }
       if (done) {
         const file = cache!.file();
         if (!file) done(undefined); // no file to keep it in: the waiting requests read for themselves
         else {
+          const keep = done;
           source = keeping(rows, cache!, file, (chunkSizes) => {
             // The waiting requests find the kept entry itself: its compressed forms are shared.
-            done(chunkSizes && cache!.put(key.cached, { version, body: file, chunkSizes, rows: context.rows ?? 0 }));
+            keep(chunkSizes && cache!.put(key.cached, { version, body: file, chunkSizes, rows: context.rows ?? 0 }));
           });
         }
       }
@@ -134,7 +147,8 @@ export async function answerProductCosts(request: Request, context: RequestConte
     }
   }
   const { response, outcome, coding } = sent;
-  response.headers.set("etag", tag(coding));
+  if (context.source !== "daily") response.headers.set("etag", tag(coding));
+  else response.headers.delete("x-data-changed-at");
   context.body = outcome;
   return response;
 }
@@ -187,4 +201,30 @@ function keeping(source: ChunkStream, cache: AnswerCache, file: KeptFile, end: (
       return source.close(reason);
     },
   };
+}
+
+/** The answer from the daily rows: no version, so no validator, no 304 and nothing kept. */
+async function answerFromDailyRows(request: Request, context: RequestContext, key: AnswerKey, sources: AnswerSources, wanted: ContentCoding | null): Promise<Response> {
+  if (!matchHolds(request.headers.get("if-match"), [])) throw PRECONDITION_FAILED();
+  // `*` asks whether an answer exists, which it does once the query is valid (as from the rollup).
+  if (request.headers.get("if-none-match")?.trim() === "*") {
+    return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS, "cache-control": CACHE_CONTROL, vary: "Accept, Accept-Encoding" } });
+  }
+  context.source = "daily";
+  const send = async () => {
+    const asked = performance.now();
+    const answered = await sources.read(true);
+    context.firstRowsMs = performance.now() - asked;
+    return await sendOk({ ...answerHeaders(key), "cache-control": CACHE_CONTROL }, rowsSource(answered.read, context), { wanted, signal: context.signal, budget: sources.budget });
+  };
+  let sent: Awaited<ReturnType<typeof sendOk>>;
+  try {
+    sent = await send();
+  } catch (err) {
+    if (!isRetryableRead(err) || context.signal.aborted) throw err;
+    context.retriedAfter = err;
+    sent = await send();
+  }
+  context.body = sent.outcome;
+  return sent.response;
 }

@@ -26,6 +26,8 @@ export interface RequestContext {
   firstRowsMs?: number;
   /** The format rows are written in, for a 200 of the endpoint. */
   format?: RowFormat;
+  /** "daily": the rows came from the daily rows directly (src/db/read-source.ts), not the rollup. */
+  source?: "daily";
   /** Why the first read of a 200 stopped before its first byte, when it was read a second time. */
   retriedAfter?: unknown;
   rows?: number;

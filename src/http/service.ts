@@ -9,6 +9,7 @@ import { ConfigError, type Config } from "../settings/config.ts";
 import type { Database } from "../db/database.ts";
 import { createDatabaseGuard } from "../db/database-guard.ts";
 import { checkReadiness, type Readiness } from "../db/readiness.ts";
+import { sourceChoice } from "../db/read-source.ts";
 import { readRollupLag } from "../db/rollup-lag.ts";
 import { createSilenceWatch } from "../db/silence.ts";
 import type { Logger } from "../output/log.ts";
@@ -74,7 +75,15 @@ export interface Service {
 export function createService(parts: ServiceParts): Service {
   const { settings, database, logger, metrics } = parts;
   const guard = createDatabaseGuard(logger);
-  const readiness = () => checkReadiness(database.readinessSql, READINESS_TIMEOUT_MS, guard);
+  // Checked on the serving pool: a first request waits for no readiness check queued on its
+  // own session (a silent database would make it wait for both); the check is catalog reads.
+  const source = sourceChoice(database.sql, logger, guard);
+  // The readiness check finds the source as it goes: the start's check makes the first choice.
+  const readiness = async () => {
+    const ready = await checkReadiness(database.readinessSql, READINESS_TIMEOUT_MS, guard);
+    if (ready.ready) source.observed(ready.source);
+    return ready;
+  };
   const answerCache = parts.answerCache ?? (settings.answerCacheMb > 0 ? answerCacheIn(tmpdir(), settings.answerCacheMb) : undefined);
   const rateLimiter = parts.rateLimiter ?? (settings.rateLimitPerMinute > 0 ? createRateLimiter(settings.rateLimitPerMinute) : undefined);
   const app = createApp({
@@ -87,6 +96,7 @@ export function createService(parts: ServiceParts): Service {
     readiness,
     rollupLag: () => readRollupLag(database.readinessSql, READINESS_TIMEOUT_MS),
     guard,
+    source,
     demoData: database.servesDemoData,
     docsEnabled: settings.docsEnabled,
     build: parts.build,

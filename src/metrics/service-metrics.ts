@@ -64,6 +64,8 @@ export interface ServiceMetrics {
   trackRollupLag(read: () => Promise<RollupLag | undefined>): void;
   /** Where the answer cache's series read from (none: no series, ANSWER_CACHE_MB=0). */
   trackAnswerCache(read: () => AnswerCacheCounts): void;
+  /** Which source reads take their rows from now (undefined before the first read or check: no series). */
+  trackReadSource(read: () => "rollup" | "daily" | undefined): void;
   /** Records finished requests; `routes` are the app's route templates (every other path is one label). */
   observer(routes: readonly { path: string }[]): (observation: RequestObservation) => void;
 }
@@ -82,6 +84,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   const registry = new Registry();
   const startedAt = Date.now() / 1000;
   let pool: () => PoolState = () => ({ inUse: 0, waiting: 0, max: 0 });
+  let readSource: () => "rollup" | "daily" | undefined = () => undefined;
   let readLag: () => Promise<RollupLag | undefined> = async () => undefined;
   let cache: (() => AnswerCacheCounts) | undefined;
   let lag: RollupLag | undefined; // as read for the scrape being rendered
@@ -149,6 +152,14 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     "1 when the last refresh could not fold some products' changes (a step failed: its log line names the product, the months and PostgreSQL's error); 0 when it folded everything. Answers stay exact; those products' reads get slower as their changes wait.",
     () => (lag ? [[{}, lag.refreshFailing ? 1 : 0]] : []),
   );
+  registry.gauge(
+    `${PREFIX}read_source`,
+    "Where reads take their rows from now: 1 for the source in use, 0 for the other. rollup: the rollup `migrate` builds; daily: the daily rows directly, where the rollup is not there for this build or the role may not read it (exact either way; long ranges slower, no ETags).",
+    () => {
+      const now = readSource();
+      return now ? (["rollup", "daily"] as const).map((name) => [{ source: name }, name === now ? 1 : 0]) : [];
+    },
+  );
   const cached = (pick: (c: AnswerCacheCounts) => number) => (): [Record<string, string>, number][] => (cache ? [[{}, pick(cache())]] : []);
   registry.counterOf(`${PREFIX}answer_cache_hits_total`, "Requests answered from the answer cache (the same version of the same question).", cached((c) => c.hits));
   registry.counterOf(`${PREFIX}answer_cache_misses_total`, "Requests the answer cache could not answer (never asked, written since, or pushed out).", cached((c) => c.misses));
@@ -176,6 +187,9 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     },
     trackAnswerCache(read) {
       cache = read;
+    },
+    trackReadSource(read) {
+      readSource = read;
     },
     observer(routeList) {
       const routes = new Set(routeList.map((r) => r.path));

@@ -95,7 +95,7 @@ describeBackends("rows dated anywhere the date type reaches, on $name", (backend
   });
 
   test("readiness is READY: the data is no database problem", async () => {
-    expect(await checkReadiness(db.service, 5000)).toEqual({ ready: true });
+    expect(await checkReadiness(db.service, 5000)).toEqual({ ready: true, source: { name: "rollup" } });
   });
 
   const window = async () =>

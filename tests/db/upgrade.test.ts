@@ -65,8 +65,18 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
   });
 
   async function answer(from: string, to: string, segment: string): Promise<{ status: number; body: string }> {
+    return (await sourced(from, to, segment)).got;
+  }
+  /** The answer, and its source: the rollup's 200 has an ETag, the daily rows' none. */
+  async function sourced(from: string, to: string, segment: string) {
     const res = await app.get(`/external/v1/product-costs?month_from=${from}&month_to=${to}&segment=${segment}`);
-    return { status: res.status, body: await res.text() };
+    return { got: { status: res.status, body: await res.text() }, source: res.headers.has("etag") ? "rollup" : "daily" };
+  }
+  /** /readyz, which checks the source again at once (requests do every few seconds): its status, and the source it names (none: the rollup). */
+  async function readyz(): Promise<{ status: number; detail: string; source: string; why?: string }> {
+    const res = await app.get("/readyz", {});
+    const body = (await res.json()) as { detail: string; source?: string; why?: string };
+    return { status: res.status, detail: body.detail, source: body.source ?? "rollup", ...(body.why ? { why: body.why } : {}) };
   }
 
   test("no wrong answer at any moment of the upgrade, and exact months and answers after it", async () => {
@@ -95,20 +105,24 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
     const expected = new Map<string, string>();
     for (const [from, to] of RANGES) for (const segment of SEGMENTS) expected.set(`${from} ${to} ${segment}`, await naiveAnswer(admin, from, to, segment));
 
-    // The new service against the old schema: a 503 whose log line names the cause, not a 500.
-    expect(await answer("2024-02-01", "2024-02-29", "all")).toEqual({ status: 503, body: '{"detail":"DATABASE_UNAVAILABLE"}' });
-    expect(app.logs.at(-1)).toMatchObject({ status: 503, problem: "MIGRATIONS_PENDING" });
+    // The new service against the old schema: the daily rows, exact, and said.
+    expect(await sourced("2024-02-01", "2024-02-29", "all")).toEqual({ got: { status: 200, body: expected.get("2024-02-01 2024-02-29 all")! }, source: "daily" });
+    expect(app.logs.at(-1)).toMatchObject({ status: 200, source: "daily" });
+    const pending = from === "0004" ? "migrations 0005 to 0013" : "migrations 0006 to 0013";
+    expect(app.logs.find((l) => l.msg === "reading the daily rows directly")).toMatchObject({ level: "warn", why: `${pending} of this build are not applied` });
+    expect(await readyz()).toEqual({ status: 200, detail: "READY", source: "daily rows", why: `${pending} of this build are not applied` });
 
-    // Readers all along: each answer exact, or a 503 saying the migrations are pending.
+    // Readers all along: each answer exact, from either source.
     const wrong: unknown[] = [];
-    const seen = { exact: 0, pending: 0 };
+    const seen = { exact: 0, rollup: 0, daily: 0 };
     const check = async (i: number) => {
       const [from, to] = RANGES[i % RANGES.length]!;
       const segment = SEGMENTS[i % SEGMENTS.length]!;
-      const got = await answer(from, to, segment);
-      if (got.status === 200 && got.body === expected.get(`${from} ${to} ${segment}`)) seen.exact++;
-      else if (got.status === 503 && got.body === '{"detail":"DATABASE_UNAVAILABLE"}') seen.pending++;
-      else wrong.push({ from, to, segment, ...got, body: got.body.slice(0, 300) });
+      const { got, source } = await sourced(from, to, segment);
+      if (got.status === 200 && got.body === expected.get(`${from} ${to} ${segment}`)) {
+        seen.exact++;
+        seen[source as "rollup" | "daily"]++;
+      } else wrong.push({ from, to, segment, ...got, body: got.body.slice(0, 300) });
     };
     let upgrading = true;
     const readers = Array.from({ length: 3 }, async (_, r) => {
@@ -120,6 +134,9 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
     let report: Awaited<ReturnType<typeof refreshRollup>>;
     try {
       expect(await migrate(admin)).toEqual(from === "0004" ? ["0005", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013"] : ["0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013"]);
+      // Committed: the next check (a request's every few seconds, or this one) takes the rollup.
+      expect(await readyz()).toEqual({ status: 200, detail: "READY", source: "rollup" });
+      expect(app.logs.find((l) => l.msg === "reading the rollup")).toMatchObject({ level: "info", was: `${pending} of this build are not applied` });
       // Migrated, not yet refreshed: nothing is materialized, the log names everything, and
       // every read adds up the daily rows.
       const allRanges = async () => {
@@ -136,6 +153,8 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
     }
 
     expect({ wrong }).toEqual({ wrong: [] });
+    expect(seen.daily).toBeGreaterThan(0);
+    expect(seen.rollup).toBeGreaterThanOrEqual(2 * RANGES.length * SEGMENTS.length);
     expect(report?.mode).toBe("rebuild");
     expect(report?.answers).toBeGreaterThan(0);
 
@@ -157,7 +176,8 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
         const readerApp = testApp(readerPool);
         const res = await readerApp.get("/external/v1/product-costs?month_from=2024-03-15&month_to=2024-09-14&segment=all");
         expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: await naiveAnswer(admin, "2024-03-15", "2024-09-14", "all") });
-        expect(await checkReadiness(readerPool, 2000)).toEqual({ ready: true });
+        expect(await checkReadiness(readerPool, 2000)).toEqual({ ready: true, source: { name: "rollup" } });
+        expect(res.headers.has("etag")).toBe(true);
       } finally {
         await readerPool.end({ timeout: 5 });
       }
@@ -170,15 +190,21 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
     }
   }, 120_000);
 
-  // (product_cost_refreshes is restored the same way; no read needs it, so reads go on.)
+  // (product_cost_refreshes is restored the same way.)
   test.each(["product_cost_months", "product_cost_answers", "product_cost_deltas"])(
-    "%s dropped by hand: reads answer 503 and /readyz says to migrate; migrate makes it again and the answers are exact",
+    "%s dropped by hand: reads go on from the daily rows, exact, and /readyz says why; migrate makes it again and the rollup answers",
     async (table) => {
+      expect((await sourced("2024-02-01", "2024-02-29", "all")).source).toBe("rollup");
       await admin.unsafe(`drop table ${table}`);
-      expect(await answer("2024-02-01", "2024-02-29", "all")).toEqual({ status: 503, body: '{"detail":"DATABASE_UNAVAILABLE"}' });
-      expect(app.logs.at(-1)).toMatchObject({ status: 503, problem: "MIGRATIONS_PENDING" });
-      const ready = await checkReadiness(service, 2000);
-      expect(ready).toMatchObject({ ready: false, problem: { code: "MIGRATIONS_PENDING" } });
+      // The very next read meets the table gone: read again from the daily rows, no 503.
+      for (const segment of SEGMENTS) {
+        expect(await sourced("2024-02-01", "2024-02-29", segment)).toEqual({ got: { status: 200, body: await naiveAnswer(admin, "2024-02-01", "2024-02-29", segment) }, source: "daily" });
+      }
+      expect(app.logs.filter((l) => l.msg === "database not usable")).toEqual([]);
+      expect(app.logs.findLast((l) => l.msg === "reading the daily rows directly")).toMatchObject({ level: "warn", why: expect.stringContaining(`"${table}" does not exist`) });
+      const why = `the rollup's ${table} is missing`;
+      expect(await readyz()).toEqual({ status: 200, detail: "READY", source: "daily rows", why });
+      expect(await checkReadiness(service, 2000)).toEqual({ ready: true, source: { name: "daily", why } });
 
       // --dry-run names the step and changes nothing.
       const step = { version: "0006", name: "rollup_v3", action: "restore" as const, tables: [table] };
@@ -193,9 +219,10 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
       ]);
       expect(reported).toEqual(steps.flatMap((s) => [["start", s], ["done", s, true]]));
       expect(await plannedMigrations(admin)).toEqual([]);
-      // Restored and noted as "everything": exact at once, from the daily rows, then refreshed.
+      expect(await readyz()).toEqual({ status: 200, detail: "READY", source: "rollup" });
+      // Restored and noted as "everything": exact at once, the rollup adding up the daily rows, then refreshed.
       for (const segment of SEGMENTS) {
-        expect(await answer("2024-02-01", "2024-02-29", segment)).toEqual({ status: 200, body: await naiveAnswer(admin, "2024-02-01", "2024-02-29", segment) });
+        expect(await sourced("2024-02-01", "2024-02-29", segment)).toEqual({ got: { status: 200, body: await naiveAnswer(admin, "2024-02-01", "2024-02-29", segment) }, source: "rollup" });
       }
       expect((await refreshRollup(admin))?.mode).toBe("rebuild");
       expect({ months: await monthsDrift(service), answers: await answerDrift(service) }).toEqual({ months: [], answers: [] });

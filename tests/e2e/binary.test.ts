@@ -59,8 +59,8 @@ describe("the executable's commands", () => {
     [["refresh", "--dry-run"], { DATABASE_URL: "postgres://x/db" }, "product-cost-export: unknown flag --dry-run (see refresh --help)\n"],
     [["hash-key", "--log-level", "debug", "k"], {}, "product-cost-export: --log-level is a setting of serve, migrate, refresh, load-csv, not of hash-key (see hash-key --help)\n"],
     [["help", "frobnicate"], {}, "product-cost-export: unknown command \"frobnicate\" (see --help)\n"],
-    [["print-sql", "everything"], {}, 'product-cost-export: print-sql prints one of: read-only-role (not "everything")\n'],
-    [["print-sql"], {}, "product-cost-export: print-sql needs <read-only-role> (see print-sql --help)\n"],
+    [["print-sql", "everything"], {}, 'product-cost-export: print-sql prints one of: read-only-role, daily-index (not "everything")\n'],
+    [["print-sql"], {}, "product-cost-export: print-sql needs <read-only-role|daily-index> (see print-sql --help)\n"],
     [["version", "--verbose"], {}, "product-cost-export: unknown flag --verbose (see version --help)\n"],
     [["generate-key", "--label", "two\nlines"], {}, 'product-cost-export: generate-key: --label must be 1 to 64 printable characters on one line, got "two\\nlines"\n'],
     // The key file's loader keeps 64 characters of a label: a longer one is refused, not cut.

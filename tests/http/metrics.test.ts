@@ -66,6 +66,7 @@ describeBackends("metrics on $name", (backend) => {
       `# TYPE ${P}rollup_last_refresh_duration_seconds gauge`,
       `# TYPE ${P}rollup_refresh_running_seconds gauge`,
       `# TYPE ${P}rollup_refresh_failing gauge`,
+      `# TYPE ${P}read_source gauge`,
       `# TYPE ${P}answer_cache_hits_total counter`,
       `# TYPE ${P}answer_cache_misses_total counter`,
       `# TYPE ${P}answer_cache_evictions_total counter`,

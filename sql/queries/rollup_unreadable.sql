@@ -1,0 +1,8 @@
+-- Which of the rollup's tables the service cannot read now (src/db/read-source.ts): those not
+-- there (dropped by hand), and those the role has no SELECT on. Both empty: the rollup may be
+-- read (with every migration of this build applied). Catalog reads only: no table is opened,
+-- so it waits for no lock a writer or `migrate` holds.
+--   $1 the tables' names (text[])
+select
+  array(select t from unnest($1::text[]) t where to_regclass(t) is null order by t) as missing,
+  array(select t from unnest($1::text[]) t where not has_table_privilege(to_regclass(t), 'select') order by t) as unreadable
