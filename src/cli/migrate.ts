@@ -4,6 +4,7 @@
 
 import { resolve } from "node:path";
 import { holdsDatabase } from "../db/embedded/embedded.ts";
+import { objectsToMake } from "../db/migration-objects.ts";
 import { indexBuildProgress, migrate, plannedMigrations } from "../db/migrations.ts";
 import { openDatabase } from "../db/open.ts";
 import { databaseProblem } from "../db/problems.ts";
@@ -29,6 +30,10 @@ export async function runMigrate({ config, own }: CommandLine, logger: Logger): 
     if (dryRun) {
       const steps = await plannedMigrations(db.sql);
       for (const step of steps) logger.info("pending migration", { ...step });
+      // What a DBA weighs before saying yes: every object it would make, and what writers pay.
+      for (const o of await objectsToMake(db.sql)) {
+        logger.info("migrate would make", { kind: o.kind, name: o.name, ...(o.on ? { on: o.on } : {}), by: o.by, purpose: o.purpose, writer_cost: o.writerCost ?? "none" });
+      }
       logger.info(steps.length ? "migrate would apply these steps; nothing was changed" : "nothing to migrate", { pending: steps.length, database: db.description });
       return;
     }
