@@ -214,7 +214,10 @@ if (skipped) {
     test("upgrade to a newer .deb: the configuration kept, the running service restarted onto the new executable", async () => {
       const env = machine.sh(`cat ${CONF}/env ${CONF}/api-keys`);
       const before = show("product-cost-export.service", "MainPID").MainPID;
-      expect(machine.run(["apt-get", "install", "-y", "-q", `/root/product-cost-export_${UPGRADE}_amd64.deb`]).code).toBe(0);
+      const upgraded = machine.run(["apt-get", "install", "-y", "-q", `/root/product-cost-export_${UPGRADE}_amd64.deb`]);
+      expect(upgraded.code).toBe(0);
+      // The order of an upgrade, said where it is done: this package, then migrate (README: Upgrade).
+      expect(upgraded.stdout + upgraded.stderr).toContain(`product-cost-export: upgraded from ${VERSION}. Next, as the tables' owner:`);
       expect(machine.sh("dpkg-query -W -f '${Version}' product-cost-export")).toBe(UPGRADE);
       expect(machine.sh(`cat ${CONF}/env ${CONF}/api-keys`)).toBe(env);
       const after = show("product-cost-export.service", "MainPID", "ActiveState");
