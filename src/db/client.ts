@@ -40,7 +40,12 @@ export interface PoolOptions {
 //   folding the range's bounds to constants (and dropping the pieces a range does not
 //   have), which only a custom plan does. PostgreSQL may switch a prepared statement to a
 //   generic plan after five runs when that looks cheaper; planning anew costs ~1 ms.
-export const SERVING_SETTINGS = { work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan", jit: "off" } as const;
+// - max_parallel_workers_per_gather 0: reads go through a cursor (an Execute with a row limit),
+//   which PostgreSQL never runs with parallel workers; a plan made for them (partial aggregates
+//   under a Gather Merge) then runs in the leader alone, slower than the plan made for one
+//   process. The daily rows' GROUP BY (issue 44) of a rolling year at 50,000 products: 5.4 s
+//   planned for workers and run without, 3.2 s planned serial (tests/bench/daily-source.ts).
+export const SERVING_SETTINGS = { work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan", jit: "off", max_parallel_workers_per_gather: "0" } as const;
 
 export function createPool(options: PoolOptions): Sql {
   // A URL is read as libpq reads it (database-url.ts): its parameters become options, never server settings.

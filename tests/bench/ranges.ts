@@ -58,7 +58,7 @@ function setAutovacuum(url: string, on: boolean): void {
   );
 }
 
-interface Range {
+export interface Range {
   name: string;
   from: string;
   to: string;
@@ -68,7 +68,7 @@ interface Range {
 
 // The data's last day is 2026-10-31; "today" for month and year to date is the 24th, as a
 // dashboard opened late in the month asks.
-const RANGES: Range[] = [
+export const RANGES: Range[] = [
   { name: "one day", from: "2026-10-15", to: "2026-10-15", goal: 1 },
   { name: "last 7 days", from: "2026-10-25", to: "2026-10-31", goal: 1 },
   { name: "month to date (1st to 24th)", from: "2026-10-01", to: "2026-10-24", goal: 3 },
@@ -94,10 +94,10 @@ const NOVEMBER_RANGES: Range[] = [
   { name: "two whole months", from: "2026-09-01", to: "2026-10-31", goal: 10 },
   { name: "two years", from: "2024-11-25", to: "2026-11-24", goal: 10 },
 ];
-const SEGMENT = "normal";
+export const SEGMENT = "normal";
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1)) + " ms";
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+export const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1)) + " ms";
 const ratio = (x: number) => (x >= 10 ? x.toFixed(0) : x.toFixed(1)) + "×";
 const verdict = (ok: boolean) => (ok ? "met" : "**missed**");
 
@@ -114,7 +114,7 @@ function timed(url: string, statement: string): number {
 }
 
 /** The naive GROUP BY's times; `serial`: with max_parallel_workers_per_gather = 0, as the service's cursor always runs. */
-function naiveTimes(url: string, range: Range, runs: number, serial = false): number[] {
+export function naiveTimes(url: string, range: Range, runs: number, serial = false): number[] {
   const body = naive.replace(/^\s*--.*$/gm, "").trim();
   const script =
     (serial ? "set max_parallel_workers_per_gather = 0;\n" : "") +

@@ -17,12 +17,13 @@ describeWithPostgres("serving sessions on PostgreSQL", () => {
     await sql?.end({ timeout: 5 });
   });
 
-  test("are read-only and plan with work_mem 16MB, random_page_cost 1.1 and custom plans only", async () => {
+  test("are read-only and plan with work_mem 16MB, random_page_cost 1.1, custom plans only and no parallel workers", async () => {
     expect(
       await (await service())`select current_setting('default_transaction_read_only') as read_only,
                        current_setting('work_mem') as work_mem, current_setting('random_page_cost') as random_page_cost,
-                       current_setting('plan_cache_mode') as plan_cache_mode`,
-    ).toEqual([{ read_only: "on", work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan" }] as never);
+                       current_setting('plan_cache_mode') as plan_cache_mode,
+                       current_setting('max_parallel_workers_per_gather') as workers`,
+    ).toEqual([{ read_only: "on", work_mem: "16MB", random_page_cost: "1.1", plan_cache_mode: "force_custom_plan", workers: "0" }] as never);
   });
 
   test("read an exact period's rendered answer and nothing else, and any longer range as two lookups of the months, no daily row", async () => {
