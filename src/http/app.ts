@@ -80,7 +80,7 @@ export function createApp(deps: AppDeps) {
     const { running, queued } = admission.stats();
     return { inUse: running, waiting: queued, max: deps.sql.options.max };
   });
-  if (deps.rollupLag) deps.metrics?.trackRollupLag(deps.rollupLag);
+
   const answerCache = deps.answerCache;
   // What the ETags name besides the data: another build may write other bytes.
   const build = deps.build ? `${deps.build.version} ${deps.build.commit}` : "";
@@ -90,6 +90,11 @@ export function createApp(deps: AppDeps) {
   const source = deps.source;
   const guard = deps.guard && source ? rollupGuard(deps.guard) : deps.guard;
   if (source) deps.metrics?.trackReadSource(() => source.last()?.name);
+  // The rollup's lag, where the rollup is read: a role that may read the daily rows alone would
+  // have each scrape and /readyz poll refused (an ERROR line in PostgreSQL's log each time).
+  const readLag = deps.rollupLag;
+  const rollupLag = readLag && (async () => (source?.last()?.name === "daily" ? undefined : await readLag()));
+  if (rollupLag) deps.metrics?.trackRollupLag(rollupLag);
   const guarded = <T>(work: () => Promise<T>) => (guard ? guard.run(work) : work());
   // A range's version, one read shared by the requests that arrived while the one before
   // ran. Each request still waits for it in an admission slot of its own, so the bounds on
@@ -216,7 +221,7 @@ export function createApp(deps: AppDeps) {
         }
         if (r.ready) {
           // Answers are exact whatever the rollup's lag: still ready, but a large lag is named.
-          const lag = deps.rollupLag ? await deps.rollupLag() : undefined;
+          const lag = rollupLag ? await rollupLag() : undefined;
           const rollup = lag && (lagIsLarge(lag) || lag.refreshFailing) ? { rollup: rollupLagBody(lag) } : {};
           // The daily rows' source is named, with why and what `migrate` would give; the rollup's is not (as before).
           const daily = r.source.name === "daily" ? { source: "daily rows", why: r.source.why, ...DAILY_ADVICE } : {};
