@@ -64,14 +64,39 @@ import stateSql from "../../sql/refresh/state.sql" with { type: "text" };
 import stepNotesSql from "../../sql/refresh/step_notes.sql" with { type: "text" };
 import updateMonthsSql from "../../sql/refresh/update_months.sql" with { type: "text" };
 import windowSql from "../../sql/refresh/window.sql" with { type: "text" };
+import analyzeAnswersSql from "../../sql/refresh/analyze_answers.sql" with { type: "text" };
+import analyzeDailyRowsSql from "../../sql/refresh/analyze_daily_rows.sql" with { type: "text" };
+import analyzeMonthsSql from "../../sql/refresh/analyze_months.sql" with { type: "text" };
+import countEverythingNotesSql from "../../sql/refresh/count_everything_notes.sql" with { type: "text" };
+import countStepNotesSql from "../../sql/refresh/count_step_notes.sql" with { type: "text" };
+import dropPartitionsAfterSql from "../../sql/refresh/drop_partitions_after.sql" with { type: "text" };
+import emptyRollupAnswersSql from "../../sql/refresh/empty_rollup_answers.sql" with { type: "text" };
+import emptyRollupMonthsSql from "../../sql/refresh/empty_rollup_months.sql" with { type: "text" };
+import extendFirstMonthSql from "../../sql/refresh/extend_first_month.sql" with { type: "text" };
+import lockSql from "../../sql/refresh/lock.sql" with { type: "text" };
+import lockTimeoutSql from "../../sql/refresh/lock_timeout.sql" with { type: "text" };
+import noteEverythingSql from "../../sql/refresh/note_everything.sql" with { type: "text" };
+import noteRebuildSql from "../../sql/refresh/note_rebuild.sql" with { type: "text" };
+import sessionResetSql from "../../sql/refresh/session_reset.sql" with { type: "text" };
+import sessionSettingsSql from "../../sql/refresh/session_settings.sql" with { type: "text" };
+import statisticsTargetSql from "../../sql/refresh/statistics_target.sql" with { type: "text" };
+import transactionSettingsSql from "../../sql/refresh/transaction_settings.sql" with { type: "text" };
+import tryLockSql from "../../sql/refresh/try_lock.sql" with { type: "text" };
+import unlockSql from "../../sql/refresh/unlock.sql" with { type: "text" };
+import vacuumSql from "../../sql/refresh/vacuum.sql" with { type: "text" };
+import vacuumRebuiltSql from "../../sql/refresh/vacuum_rebuilt.sql" with { type: "text" };
+import monthPairsSql from "../../sql/refresh/month_pairs.sql" with { type: "text" };
+import notesOutsideWindowSql from "../../sql/refresh/notes_outside_window.sql" with { type: "text" };
+import partitionedSql from "../../sql/refresh/partitioned.sql" with { type: "text" };
+import stepDensitySql from "../../sql/refresh/step_density.sql" with { type: "text" };
+import stepFirstMonthSql from "../../sql/refresh/step_first_month.sql" with { type: "text" };
+import stepProductsSql from "../../sql/refresh/step_products.sql" with { type: "text" };
+import unfoldedProductSql from "../../sql/refresh/unfolded_product.sql" with { type: "text" };
 import postgres from "postgres";
 import type { Sql } from "./client.ts";
 import { isDatabaseUnavailable } from "./errors.ts";
 import { databaseProblem, type DatabaseProblem } from "./problems.ts";
 import { widen, WINDOW_GAP_MONTHS, type MonthsWindow } from "./months-window.ts";
-
-/** How many calendar periods lack an answer (missing_answers.sql, counted). */
-const countMissingSql = `select count(*)::int as n from (${missingAnswersSql.replace(/^\s*--.*$/gm, "")}) missing`;
 
 /** Any fixed number, another than migrate's: all refreshes take the same lock. */
 export const REFRESH_LOCK_ID = 74_201_312;
@@ -250,21 +275,16 @@ class Runner {
     }
   }
 
-  /** `work` in a transaction of `mode` on `session`, with the refresh's settings: committed, or rolled back and rethrown. */
+  /**
+   * `work` in a transaction of `mode` on `session`, with the refresh's settings: committed, or
+   * rolled back and rethrown. (Transaction control is the one SQL written here.)
+   */
   async transaction<T>(session: Session, mode: string, work: () => Promise<T>): Promise<T> {
     // read write: so that it also runs on a session that is read-only by default (the
     // embedded database while it serves).
     await this.run(session, `begin ${mode}read write`);
     try {
-      // Room to add up millions of rows in memory; no JIT (it compiled each of these
-      // statements for over a second); every join hashes unless written as a lookup by key
-      // (the header); custom plans, so that a statement's switches ($3 of month_rows.sql)
-      // prune what it does not do.
-      await this.run(
-        session,
-        "select set_config('work_mem', '64MB', true), set_config('jit', 'off', true), set_config('enable_nestloop', 'off', true), " +
-          "set_config('random_page_cost', '1.1', true), set_config('plan_cache_mode', 'force_custom_plan', true)",
-      );
+      await this.run(session, transactionSettingsSql);
       const result = await work();
       await this.run(session, "commit");
       return result;
@@ -281,23 +301,19 @@ async function count(r: Runner, session: Session, text: string): Promise<number>
   return row?.n ?? 0;
 }
 
-/**
- * The refresh's own session settings, whatever the pool's: no statement timeout (a rebuild adds
- * up millions of rows; the serving STATEMENT_TIMEOUT_MS is for requests), and the server checks
- * every second that the client is still there, so that a refresh whose process is gone stops
- * in PostgreSQL and releases its lock at once (PostgreSQL 14 and later; elsewhere the setting
- * is refused, and a statement goes on until it next writes to the client).
- */
+/** The refresh's own session settings, whatever the pool's (session_settings.sql). */
 async function prepareSession(session: Session): Promise<void> {
-  await session.unsafe("set statement_timeout = 0");
-  await session.unsafe("set client_connection_check_interval = 1000").catch(() => {});
-  // The scratch tables of a step hold up to a month of every product in memory, not on disk
-  // (refused once the session has used a temporary table: it then keeps the size it had).
-  await session.unsafe("set temp_buffers = '256MB'").catch(() => {});
+  await session.unsafe(sessionSettingsSql);
+}
+
+/** Runs each statement `sql` returns (the rows' `statement`), as psql's \gexec would. */
+async function runEach(r: Runner, session: Session, sql: string, params: unknown[], each?: (run: () => Promise<unknown>) => Promise<unknown>): Promise<void> {
+  const statements = await r.run<{ statement: string }[]>(session, sql, params);
+  for (const { statement } of statements) await (each ? each(() => r.run(session, statement)) : r.run(session, statement));
 }
 
 async function resetSession(session: Session): Promise<void> {
-  await session.unsafe("reset statement_timeout; reset client_connection_check_interval").catch(() => {});
+  await session.unsafe(sessionResetSql).catch(() => {});
 }
 
 /**
@@ -357,22 +373,9 @@ interface Batch {
  * analyze (docs/performance.md).
  */
 async function analyzeMonthKeys(r: Runner, session: Session, added?: { after: string; last: string }): Promise<void> {
-  await r.run(session, "select set_config('default_statistics_target', '10', true)");
-  // Partitioned by month (0011), the months a step adds are partitions of their own: those
-  // alone (6 ms at 50,000 products), not every partition again (ANALYZE of the parent takes
-  // each in turn: 580 ms). Reads name a month by a constant, so their plans use the
-  // partition's statistics.
-  const partitions = added
-    ? await r.run<{ name: string }[]>(
-        session,
-        "select c.oid::regclass::text as name from pg_inherits i join pg_class c on c.oid = i.inhrelid " +
-          "where i.inhparent = 'product_cost_months'::regclass and c.relname = any(array(" +
-          "select 'product_cost_months_' || to_char(m, 'YYYY_MM') from generate_series($1::date + interval '1 month', $2::date, interval '1 month') m))",
-        [added.after, added.last],
-      )
-    : [];
-  if (partitions.length === 0) await r.run(session, "analyze product_cost_months (month, product_id)");
-  for (const { name } of partitions) await r.run(session, `analyze ${name} (month, product_id)`);
+  await r.run(session, statisticsTargetSql);
+  // The partitions of the months a step added, or the parent (analyze_months.sql).
+  await runEach(r, session, analyzeMonthsSql, [added?.after ?? null, added?.last ?? null]);
 }
 
 /**
@@ -383,14 +386,10 @@ async function analyzeMonthKeys(r: Runner, session: Session, added?: { after: st
  */
 async function foldMonths(r: Runner, session: Session, batch: Batch, window: { first: string; last: string }, startsAfter?: string, force?: boolean): Promise<void> {
   const last = window.last;
-  const [{ first } = { first: null }] = await r.run<{ first: string | null }[]>(session, "select min(first_month)::text as first from refresh_products");
+  const [{ first } = { first: null }] = await r.run<{ first: string | null }[]>(session, stepFirstMonthSql);
   const [{ dense: measured, per_day } = { dense: false, per_day: 0 }] = await r.run<{ dense: boolean; per_day: number }[]>(
     session,
-    // How many daily rows a day of the window holds, from the planner's statistics: a month's
-    // named pairs are read by key when that is fewer rows than reading their days by date.
-    "select (select count(*) from refresh_products) * 8 >= (select count(*) from products where product_id between $1::bigint and $2::bigint) as dense, " +
-      "coalesce(greatest(c.reltuples, 0) / nullif(($4::date + interval '1 month')::date - $3::date, 0), 0)::float8 as per_day " +
-      "from pg_class c where c.oid = 'product_daily_costs'::regclass",
+    stepDensitySql,
     [batch.first_product, batch.last_product, window.first, window.last],
   );
   const dense = force ?? measured;
@@ -398,8 +397,7 @@ async function foldMonths(r: Runner, session: Session, batch: Batch, window: { f
   for (let month = first; month !== null && month <= last; month = nextMonth(month)) {
     const [named] = await r.run<{ pairs: number; first_day: string | null; days: number | null }[]>(
       session,
-      "select count(*)::int as pairs, min(month + first_day - 1)::text as first_day, ($2::date - min(month + first_day - 1))::int as days " +
-        "from refresh_changed where month = $1::date",
+      monthPairsSql,
       [month, nextMonth(month)],
     );
     // By date: the days from the earliest named day to the month's end, every product's rows;
@@ -445,7 +443,7 @@ async function foldBatch(
       await r.run(session, prepareWritesSql);
       if (plan.extendFrom) {
         await r.run(session, extendMonthsSql, [plan.extendFrom, last]);
-        await r.run(session, "update refresh_products set first_month = least(first_month, $1::date)", [nextMonth(plan.extendFrom)]);
+        await r.run(session, extendFirstMonthSql, [nextMonth(plan.extendFrom)]);
       }
       await foldMonths(r, session, batch, plan.window, plan.extendFrom, plan.dense);
       // A new month's rows, known to the planner in the commit that makes them readable.
@@ -455,7 +453,7 @@ async function foldBatch(
     if (plan.windowed) await r.run(session, outsideNotesSql, [first, last]);
     // The answers' versions (ETags) keep what the forgotten notes counted: a fold changes none.
     await r.run(session, countFoldedSql);
-    const notes = await count(r, session, "select count(*)::int as n from refresh_notes");
+    const notes = await count(r, session, countStepNotesSql);
     await r.run(session, forgetChangesSql);
     return notes;
   });
@@ -468,23 +466,16 @@ async function foldBatch(
  * for the next rebuild.
  */
 async function dropPartitionsAfter(r: Runner, session: Session, last: string | null): Promise<void> {
-  const stale = await r.run<{ name: string }[]>(
-    session,
-    "select c.oid::regclass::text as name from pg_inherits i join pg_class c on c.oid = i.inhrelid " +
-      "where i.inhparent = 'product_cost_months'::regclass and c.relname ~ '^product_cost_months_[0-9]{4}_[0-9]{2}$' " +
-      "and to_date(right(c.relname, 7), 'YYYY_MM') > coalesce($1::date, '-infinity') order by 1",
-    [last],
-  );
-  for (const { name } of stale) {
-    await r
+  await runEach(r, session, dropPartitionsAfterSql, [last], (drop) =>
+    r
       .transaction(session, "", async () => {
-        await r.run(session, "select set_config('lock_timeout', '1000', true)");
-        await r.run(session, `drop table ${name}`);
+        await r.run(session, lockTimeoutSql);
+        await drop();
       })
       .catch((err) => {
         if (err instanceof RefreshStopped) throw err;
-      });
-  }
+      }),
+  );
 }
 
 /** Steps 1 to 3: the months brought to the daily rows and the log forgotten, step by step. */
@@ -511,7 +502,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
   } else if (!rebuild && window) {
     const named = await r.run<{ month: string }[]>(
       session,
-      "select distinct month::text as month from product_cost_deltas where month between '0001-01-01' and '9999-12-01' and (month < $1::date or month > $2::date) order by 1",
+      notesOutsideWindowSql,
       [window.first, window.last],
     );
     const wider = widen(window, named.map((n) => n.month));
@@ -536,7 +527,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
   // Migration 0011's partitions, where the database has it (a refresh may run before `migrate`).
   const [{ partitioned } = { partitioned: false }] = await r.run<{ partitioned: boolean }[]>(
     session,
-    "select to_regprocedure('product_cost_months_cover(date)') is not null as partitioned",
+    partitionedSql,
   );
   if (rebuild) {
     // A note of everything (reads add up the daily rows until the last step deletes it), the
@@ -544,10 +535,10 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
     // commit; and every month's partition made, so that the steps (side by side) only write rows.
     everythingNotes = await timed("prepare", () =>
       r.transaction(session, "", async () => {
-        const n = await count(r, session, "select count(*)::int as n from product_cost_deltas where product_id is null");
+        const n = await count(r, session, countEverythingNotesSql);
         // The rebuild's own note (no write changed the data): marked, so that the answers'
         // versions do not count it (migration 0013). A database before 0013 counts it.
-        if (n === 0) await r.run(session, windowed ? "insert into product_cost_deltas (product_id, month, days) values (null, null, -1)" : "select product_cost_changes_everything()");
+        if (n === 0) await r.run(session, windowed ? noteRebuildSql : noteEverythingSql);
         if (windowed) {
           const [found] = await r.run<{ first_month: string | null; last_month: string | null; outside_before: string | null; outside_after: string | null }[]>(
             session,
@@ -560,8 +551,8 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
           await r.run(session, countFoldedSql);
           await r.run(session, forgetChangesSql);
         }
-        await r.run(session, "delete from product_cost_months"); // DELETE: readers keep the old rows until commit
-        await r.run(session, "delete from product_cost_answers");
+        await r.run(session, emptyRollupMonthsSql);
+        await r.run(session, emptyRollupAnswersSql);
         if (partitioned && window) await r.run(session, coverMonthsSql, [window.last]);
         return Math.max(n, 1);
       }),
@@ -571,7 +562,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
     // months into their pages rather than beside them. (Otherwise a rebuild doubles the
     // months' files: vacuum later makes the old pages reusable but never gives them back.) A
     // read still running keeps its rows, and the steps write beside those.
-    await timed("prepare", () => r.run(session, "vacuum product_cost_months, product_cost_answers"));
+    await timed("prepare", () => r.run(session, vacuumRebuiltSql));
   }
   const months = window as MonthsWindow | null; // as found above
   // The window reached a later month: the first step moves the rollup's last month.
@@ -627,8 +618,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
             if (!failureOfTheStep(err)) throw err;
             const named = await r.run<{ id: string }[]>(
               session,
-              // In id order (as numbers: "12" sorts before "7" as text).
-              "select product_id::text as id from product_cost_deltas where product_id between $1::bigint and $2::bigint and month is not null group by product_id order by product_id",
+              stepProductsSql,
               [batch.first_product, batch.last_product],
             );
             if (named.length <= 1) return void unfolded.push(await describeUnfolded(r, session, named[0]?.id ?? batch.first_product, err));
@@ -648,10 +638,10 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
     r.transaction(session, "isolation level repeatable read, ", async () => {
       // A rebuild folds the notes of everything it started with, unless another came since
       // (a TRUNCATE while it ran): then they all stay, and the next refresh rebuilds again.
-      const n = await count(r, session, "select count(*)::int as n from product_cost_deltas where product_id is null");
+      const n = await count(r, session, countEverythingNotesSql);
       const foldsEverything = rebuild && n === everythingNotes;
       await r.run(session, stepNotesSql, [null, null, window === null, foldsEverything]);
-      const folded = await count(r, session, "select count(*)::int as n from refresh_notes");
+      const folded = await count(r, session, countStepNotesSql);
       await r.run(session, clearAnswersSql, [folded > 0, window?.first ?? null, window?.last ?? null]);
       await r.run(session, countFoldedSql);
       await r.run(session, forgetChangesSql);
@@ -661,7 +651,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
       // is empty until something analyzes it (readers weigh a range's daily rows by them). A
       // role that does not own the daily table gets a warning and goes on.
       if (rebuild) {
-        await r.run(session, "analyze product_daily_costs"); // first: the keys' analyze lowers the sample size for the rest of the transaction
+        await r.run(session, analyzeDailyRowsSql); // first: the keys' analyze lowers the sample size for the rest of the transaction
         await analyzeMonthKeys(r, session);
       }
       // What this refresh could not fold (nothing: the record is cleared), for /metrics and /readyz.
@@ -676,9 +666,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
 async function describeUnfolded(r: Runner, session: Session, productId: string, err: unknown): Promise<UnfoldedProduct> {
   const [row] = await r.run<{ months: string[]; notes: number; rows: number }[]>(
     session,
-    "with named as (select month from product_cost_deltas where product_id = $1::bigint and month is not null) " +
-      "select array(select distinct month::text from named order by 1 limit 12) as months, (select count(*)::int from named) as notes, " +
-      "(select count(*)::int from product_daily_costs d where d.product_id = $1::bigint and product_cost_month_of(d.cost_date) in (select month from named)) as rows",
+    unfoldedProductSql,
     [productId],
   );
   return { product_id: productId, months: row?.months ?? [], notes: row?.notes ?? 0, rows: row?.rows ?? 0, error: err instanceof Error ? err.message : String(err) };
@@ -699,24 +687,8 @@ async function renderMissing(r: Runner, sql: Sql, session: Session, options: Ref
     done++;
     options.onProgress?.({ step: "answers", done, total: missing.length });
   }, inBudget);
-  await r.transaction(session, "", () => r.run(session, "analyze product_cost_answers"));
+  await r.transaction(session, "", () => r.run(session, analyzeAnswersSql));
   return { rendered: done, waiting: missing.length - done };
-}
-
-/**
- * The months and answers to vacuum: after a fold, both; when idle, those with dead rows
- * (a fold whose upkeep was left to an idle refresh; 1,000 dead rows or more).
- */
-async function deadRollupTables(r: Runner, session: Session, idle: boolean): Promise<string[]> {
-  if (!idle) return ["product_cost_months", "product_cost_answers"];
-  // The months are partitioned by month (0011): the partitions with dead rows, not every one.
-  const rows = await r.run<{ relname: string }[]>(
-    session,
-    "select s.relid::regclass::text as relname from pg_stat_user_tables s where s.n_dead_tup >= 1000 " +
-      "and (s.relid in ('product_cost_answers'::regclass, 'product_cost_months'::regclass) " +
-      "or s.relid in (select inhrelid from pg_inherits where inhparent = 'product_cost_months'::regclass)) order by 1",
-  );
-  return rows.map((row) => row.relname);
 }
 
 /** Refreshes; null when another refresh is running and `wait` is false. */
@@ -728,10 +700,10 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
   try {
     await prepareSession(session);
     if (options.wait === false) {
-      const [row] = await r.run<{ locked: boolean }[]>(session, "select pg_try_advisory_lock($1) as locked", [REFRESH_LOCK_ID]);
+      const [row] = await r.run<{ locked: boolean }[]>(session, tryLockSql, [REFRESH_LOCK_ID]);
       if (!row?.locked) return null;
     } else {
-      await r.run(session, "select pg_advisory_lock($1)", [REFRESH_LOCK_ID]);
+      await r.run(session, lockSql, [REFRESH_LOCK_ID]);
     }
     try {
       // The lock first, then the steps: a refresh never works from a state older than what
@@ -742,16 +714,16 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
       const idle = folded.mode === "none";
       const upkeep = !options.upkeepWhenIdle || idle;
       let t = performance.now();
-      const answers = upkeep ? await renderMissing(r, sql, session, options) : { rendered: 0, waiting: await count(r, session, countMissingSql) };
+      const answers = upkeep ? await renderMissing(r, sql, session, options) : { rendered: 0, waiting: (await r.run<unknown[]>(session, missingAnswersSql)).length };
       if (answers.rendered > 0) stepMs.answers = Math.round(performance.now() - t);
       // Every fold leaves dead rows behind (the notes it forgot, the totals and answers it
       // replaced). The log's are reclaimed at once, so that the log every read scans stays a few
       // pages and writers' notes reuse its space, also where autovacuum is off or behind; the
       // months' and answers' with the other upkeep.
       t = performance.now();
-      const vacuum = [...(idle ? [] : ["product_cost_deltas"]), ...(upkeep ? await deadRollupTables(r, session, idle) : [])];
-      if (vacuum.length > 0) {
-        await r.run(session, `vacuum ${vacuum.join(", ")}`);
+      const [vacuum] = await r.run<{ statement: string }[]>(session, vacuumSql, [!idle, upkeep, idle]);
+      if (vacuum) {
+        await r.run(session, vacuum.statement);
         stepMs.vacuum = Math.round(performance.now() - t);
       }
       const { unfolded, ...foldReport } = folded;
@@ -759,7 +731,7 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
       if (unfolded.length) throw new RefreshIncompleteError(report, unfolded);
       return report;
     } finally {
-      await session.unsafe("select pg_advisory_unlock($1)", [REFRESH_LOCK_ID]).catch(() => {});
+      await session.unsafe(unlockSql, [REFRESH_LOCK_ID]).catch(() => {});
     }
   } finally {
     await resetSession(session);
