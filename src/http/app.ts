@@ -7,10 +7,9 @@ import type { ApiKeyRing } from "../auth/api-keys.ts";
 import { bearerCredentials } from "../auth/bearer.ts";
 import type { Sql } from "../db/client.ts";
 import type { DatabaseGuard } from "../db/database-guard.ts";
-import { DAILY_ADVICE, rollupGuard, RollupUnreadableError, type SourceChoice } from "../db/read-source.ts";
+import { DAILY_ADVICE, type SourceChoice } from "../db/read-source.ts";
 import type { Readiness } from "../db/readiness.ts";
 import { lagIsLarge, LARGE_LAG_SECONDS, type RollupLag } from "../db/rollup-lag.ts";
-import { readProductCosts } from "../db/product-costs.ts";
 import type { SilenceWatch } from "../db/silence.ts";
 import type { Logger } from "../output/log.ts";
 import { lastValues } from "../validation/query-string.ts";
@@ -29,9 +28,8 @@ import { jsonResponse } from "./responses.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import { answerProductCosts } from "./product-costs-answer.ts";
 import type { AnswerCache } from "./answer-cache.ts";
-import { answerKey, type AnswerKey } from "./answer-key.ts";
-import { readAnswerVersion } from "../db/answer-version.ts";
-import { freshReads } from "./fresh-reads.ts";
+import { answerKey } from "./answer-key.ts";
+import { answerReads } from "./answer-reads.ts";
 import { PRODUCT_COSTS_PATH } from "./routes.ts";
 import { ProductCostsQuery } from "./schemas.ts";
 
@@ -85,27 +83,23 @@ export function createApp(deps: AppDeps) {
   // What the ETags name besides the data: another build may write other bytes.
   const build = deps.build ? `${deps.build.version} ${deps.build.commit}` : "";
   if (answerCache) deps.metrics?.trackAnswerCache(() => answerCache.stats());
-  // Reads of the rollup, where a source is chosen: a failure for the schema is no problem of
-  // the database (read-source.ts), the daily rows answer instead.
   const source = deps.source;
-  const guard = deps.guard && source ? rollupGuard(deps.guard) : deps.guard;
   if (source) deps.metrics?.trackReadSource(() => source.last()?.name);
   // The rollup's lag, where the rollup is read: a role that may read the daily rows alone would
   // have each scrape and /readyz poll refused (an ERROR line in PostgreSQL's log each time).
   const readLag = deps.rollupLag;
   const rollupLag = readLag && (async () => (source?.last()?.name === "daily" ? undefined : await readLag()));
   if (rollupLag) deps.metrics?.trackRollupLag(rollupLag);
-  const guarded = <T>(work: () => Promise<T>) => (guard ? guard.run(work) : work());
-  // A range's version, one read shared by the requests that arrived while the one before
-  // ran. Each request still waits for it in an admission slot of its own, so the bounds on
-  // running and queued requests (and 503 OVERLOADED past them) stay what they were.
-  const answerVersion = freshReads(
-    (range: AnswerKey["range"], signal) => {
-      const options = { firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, silence: deps.silence, signal };
-      return guarded(() => readAnswerVersion(deps.sql, range.firstDay, range.lastDay, options));
-    },
-    (range) => range.id,
-  );
+  const reads = answerReads({
+    sql: deps.sql,
+    admission,
+    guard: deps.guard,
+    source,
+    firstBatchTimeoutMs: deps.firstBatchTimeoutMs,
+    connectTimeoutMs: deps.connectTimeoutMs,
+    silence: deps.silence,
+    batchSize: deps.batchSize,
+  });
   const productCosts = new Elysia()
     // The query Elysia validates is read as Starlette reads it (query-string.ts), from the
     // target the handler read at arrival: Elysia's own parse differs on `??`, `#`, bad escapes.
@@ -135,48 +129,8 @@ export function createApp(deps: AppDeps) {
 
         const key = answerKey(params, preferredRowFormat(request.headers.get("accept")));
         context.format = key.format;
-        // Both reads in one order: a slot first (admission), then the database guard, then
-        // the read (src/db/read.ts owns all three for the rows); the version's is shared by
-        // the requests that arrived while the one before ran.
-        const readFrom = (daily: boolean) =>
-          readProductCosts(deps.sql, key.query, {
-            batchSize: deps.batchSize ?? 2000,
-            rendered: key.format === "json",
-            daily,
-            firstBatchTimeoutMs: deps.firstBatchTimeoutMs,
-            connectTimeoutMs: deps.connectTimeoutMs,
-            silence: deps.silence,
-            signal: context.signal,
-            slots: admission,
-            guard: daily ? deps.guard : guard,
-          });
-        // The source of the rows (src/db/read-source.ts): the rollup, unless it is not there for
-        // this build or not readable; a read of it that fails for the schema is read again from
-        // the daily rows (no 503 while an exact answer can be read), and the choice follows.
-        const read = async (daily: boolean) => {
-          if (!daily) {
-            try {
-              return { daily: false, read: await readFrom(false) };
-            } catch (err) {
-              if (!source || !(err instanceof RollupUnreadableError)) throw err;
-              source.rollupFailed(err);
-            }
-          }
-          return { daily: true, read: await readFrom(true) };
-        };
-        const version = async () => {
-          if (source && (await source.current(deps.firstBatchTimeoutMs)).name === "daily") return null;
-          try {
-            return await admission.run(context.signal, () => answerVersion(key.range, context.signal));
-          } catch (err) {
-            if (!source || !(err instanceof RollupUnreadableError)) throw err;
-            source.rollupFailed(err);
-            return null;
-          }
-        };
         return answerProductCosts(request, context, key, {
-          version,
-          read,
+          ...reads(key, context.signal),
           cache: deps.answerCache,
           build,
           budget: deps.readAhead,
