@@ -3,6 +3,14 @@
 // runners) and on a database where the ETL already created the contract tables.
 
 import readersFollowSql from "../../sql/roles/readers-follow.sql" with { type: "text" };
+import appliedSql from "../../sql/migrate/applied.sql" with { type: "text" };
+import lockSql from "../../sql/migrate/lock.sql" with { type: "text" };
+import missingObjectsSql from "../../sql/migrate/missing_objects.sql" with { type: "text" };
+import noTimeoutSql from "../../sql/migrate/no_timeout.sql" with { type: "text" };
+import recordSql from "../../sql/migrate/record.sql" with { type: "text" };
+import recordExistsSql from "../../sql/migrate/record_exists.sql" with { type: "text" };
+import recordTableSql from "../../sql/migrate/record_table.sql" with { type: "text" };
+import versionsSql from "../../sql/migrate/versions.sql" with { type: "text" };
 import m0001 from "../../sql/migrations/0001_contract_tables.sql" with { type: "text" };
 import m0002 from "../../sql/migrations/0002_daily_costs_by_date.sql" with { type: "text" };
 import m0003 from "../../sql/migrations/0003_period_cost_rollup.sql" with { type: "text" };
@@ -111,7 +119,7 @@ async function planSteps(tx: postgres.TransactionSql<{}>, migrations: readonly M
 }
 
 async function appliedChecksums(tx: postgres.TransactionSql<{}>): Promise<Map<string, string>> {
-  const rows = await tx<{ version: string; checksum: string }[]>`select version, checksum from schema_migrations`;
+  const rows = await tx.unsafe<{ version: string; checksum: string }[]>(appliedSql);
   return new Map(rows.map((r) => [r.version, r.checksum]));
 }
 
@@ -124,17 +132,9 @@ async function appliedChecksums(tx: postgres.TransactionSql<{}>): Promise<Map<st
 export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRATIONS, options: MigrateOptions = {}): Promise<string[]> {
   const applied: string[] = [];
   await sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_ID})`;
-    // A migration may read every daily row (0003 builds the rollup from millions of them):
-    // the serving statement timeout is for requests, not for this.
-    await tx`set local statement_timeout = 0`;
-    await tx`
-      create table if not exists schema_migrations (
-        version    text primary key,
-        name       text not null,
-        checksum   text not null,
-        applied_at timestamptz not null default now()
-      )`;
+    await tx.unsafe(lockSql, [MIGRATION_LOCK_ID]);
+    await tx.unsafe(noTimeoutSql);
+    await tx.unsafe(recordTableSql);
     const byVersion = new Map(migrations.map((m) => [m.version, m]));
     for (const step of await planSteps(tx, migrations, await appliedChecksums(tx))) {
       const m = byVersion.get(step.version)!;
@@ -142,7 +142,7 @@ export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRA
       const started = performance.now();
       if (step.action !== "record") await tx.unsafe(m.sql);
       if (step.action !== "restore") {
-        await tx`insert into schema_migrations (version, name, checksum) values (${m.version}, ${m.name}, ${checksum(m.sql)})`;
+        await tx.unsafe(recordSql, [m.version, m.name, checksum(m.sql)]);
       }
       options.onStepDone?.(step, performance.now() - started);
       applied.push(step.action === "restore" ? `${step.version} (restored ${step.tables!.join(", ")})` : step.version);
@@ -156,7 +156,7 @@ export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRA
 /** What migrate() would do, without changing anything (`migrate --dry-run`). */
 export async function plannedMigrations(sql: Sql, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationStep[]> {
   return sql.begin("read only", async (tx) => {
-    const [exists] = await tx<{ ok: boolean }[]>`select to_regclass('schema_migrations') is not null as ok`;
+    const [exists] = await tx.unsafe<{ ok: boolean }[]>(recordExistsSql);
     return planSteps(tx, migrations, exists?.ok ? await appliedChecksums(tx) : new Map());
   }) as Promise<MigrationStep[]>;
 }
@@ -164,21 +164,15 @@ export async function plannedMigrations(sql: Sql, migrations: readonly Migration
 async function missingTables(tx: postgres.TransactionSql<{}>, tables: readonly string[]): Promise<string[]> {
   if (tables.length === 0) return [];
   // "table" or "table.column"; a missing table's columns are missing too.
-  const rows = await tx<{ name: string }[]>`
-    select t.name from unnest(${tables as string[]}::text[]) as t(name)
-    where not exists (
-      select from pg_attribute a
-      where a.attrelid = to_regclass(split_part(t.name, '.', 1))
-        and (a.attname = split_part(t.name, '.', 2) or split_part(t.name, '.', 2) = '')
-        and not a.attisdropped)`;
+  const rows = await tx.unsafe<{ name: string }[]>(missingObjectsSql, [tables as string[]]);
   return rows.map((r) => r.name);
 }
 
 /** Versions known to this build that the database has not applied (for /readyz). */
 export async function pendingMigrations(sql: Sql): Promise<string[]> {
-  const [exists] = await sql<{ ok: boolean }[]>`select to_regclass('schema_migrations') is not null as ok`;
+  const [exists] = await sql.unsafe<{ ok: boolean }[]>(recordExistsSql);
   if (!exists?.ok) return MIGRATIONS.map((m) => m.version);
-  const rows = await sql<{ version: string }[]>`select version from schema_migrations`;
+  const rows = await sql.unsafe<{ version: string }[]>(versionsSql);
   const done = new Set(rows.map((r) => r.version));
   return MIGRATIONS.filter((m) => !done.has(m.version)).map((m) => m.version);
 }

@@ -10,13 +10,15 @@ const ROOT = resolve(import.meta.dir, "../..");
 const sqlFiles = (dir: string): string[] =>
   readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sqlFiles(`${dir}/${e.name}`) : e.name.endsWith(".sql") ? [e.name] : []));
 
-test("sql/README.md names every file of sql/refresh/, and only files that exist", () => {
+test("sql/README.md names every file of sql/refresh/ and sql/migrate/, and only files that exist", () => {
   const readme = readFileSync(join(ROOT, "sql/README.md"), "utf8");
   const named = new Set([...readme.matchAll(/`([a-z0-9_-]+\.sql)`/g)].map((m) => m[1]!));
   const existing = new Set(sqlFiles("sql"));
   expect([...named].filter((n) => !existing.has(n))).toEqual([]);
-  const refresh = readdirSync(join(ROOT, "sql/refresh")).filter((f) => f.endsWith(".sql"));
-  expect(refresh.filter((f) => !named.has(f))).toEqual([]);
+  for (const dir of ["sql/refresh", "sql/migrate"]) {
+    const files = readdirSync(join(ROOT, dir)).filter((f) => f.endsWith(".sql"));
+    expect({ dir, unnamed: files.filter((f) => !named.has(f)) }).toEqual({ dir, unnamed: [] });
+  }
 });
 
 test("docs/architecture.md names only source and SQL files that exist", () => {
