@@ -41,7 +41,7 @@ const ROLLUP_TABLES = ["product_cost_months", "product_cost_deltas", "product_co
 const SCHEMA_CODES = new Set(["42P01", "42703", "42883", "42501"]);
 
 /** A failure of a read of the rollup that the daily rows may not meet. */
-export function isSchemaFailure(err: unknown): boolean {
+function isSchemaFailure(err: unknown): boolean {
   return err instanceof postgres.PostgresError && SCHEMA_CODES.has(err.code);
 }
 
@@ -102,7 +102,7 @@ async function inspect(sql: Sql, probe: boolean): Promise<ReadSource> {
 }
 
 /** The statements of the rollup's read path, over ranges of year 1 (no costs there). */
-export function rollupProbes(): Statement[] {
+function rollupProbes(): Statement[] {
   return [answerVersionStatement("0001-01-01", "0001-01-31"), ...readPathProbes()];
 }
 

@@ -136,15 +136,7 @@ export async function answerProductCosts(request: Request, context: RequestConte
     context.rows = answer.rows;
     sent = await send({ kept: answer, encoded: (coding) => cache!.encoded(answer, coding) });
   } else {
-    try {
-      sent = await readAndSend(keep);
-    } catch (err) {
-      // Nothing was sent: a session the server ended, or a standby's recovery conflict, is
-      // read past once, on a session of its own (read.ts does the same for a first batch).
-      if (!isRetryableRead(err) || context.signal.aborted) throw err;
-      context.retriedAfter = err;
-      sent = await readAndSend();
-    }
+    sent = await onceMoreIfRetryable(context, (first) => readAndSend(first ? keep : undefined));
   }
   const { response, outcome, coding } = sent;
   if (context.source !== "daily") response.headers.set("etag", tag(coding));
@@ -217,14 +209,22 @@ async function answerFromDailyRows(request: Request, context: RequestContext, ke
     context.firstRowsMs = performance.now() - asked;
     return await sendOk({ ...answerHeaders(key), "cache-control": CACHE_CONTROL }, rowsSource(answered.read, context), { wanted, signal: context.signal, budget: sources.budget });
   };
-  let sent: Awaited<ReturnType<typeof sendOk>>;
+  const sent = await onceMoreIfRetryable(context, send);
+  context.body = sent.outcome;
+  return sent.response;
+}
+
+/**
+ * `attempt`, and once more when it failed before sending anything for a reason a new session
+ * may not meet: a session the server ended, or a standby's recovery conflict, is read past once,
+ * on a session of its own (read.ts does the same for a first batch).
+ */
+async function onceMoreIfRetryable<T>(context: RequestContext, attempt: (first: boolean) => Promise<T>): Promise<T> {
   try {
-    sent = await send();
+    return await attempt(true);
   } catch (err) {
     if (!isRetryableRead(err) || context.signal.aborted) throw err;
     context.retriedAfter = err;
-    sent = await send();
+    return await attempt(false);
   }
-  context.body = sent.outcome;
-  return sent.response;
 }
