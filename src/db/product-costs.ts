@@ -10,6 +10,7 @@ import oneDayQuery from "../../sql/queries/product_costs_one_day.sql" with { typ
 import renderedQuery from "../../sql/queries/product_costs_rendered.sql" with { type: "text" };
 import { calendarPeriodOf } from "./calendar-period.ts";
 import type { Sql } from "./client.ts";
+import type { ProductCostQuery } from "../validation/product-cost-params.ts";
 import { openRead, type Read, type ReadOptions, type Statement } from "./read.ts";
 
 /**
@@ -30,12 +31,6 @@ export const PRODUCT_COST_COLUMNS = [
   "shipping_to_customer_usd",
   "warehouse_fees_usd",
 ] as const;
-
-export interface ProductCostQuery {
-  monthFrom: string; // YYYY-MM-DD
-  monthTo: string; // YYYY-MM-DD
-  segment: "normal" | "sample" | "all";
-}
 
 /**
  * A chunk of a rendered answer as PostgreSQL sends it, never decoded: [rows, body], the

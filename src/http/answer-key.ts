@@ -18,7 +18,7 @@
 
 import { createHash } from "node:crypto";
 import type { Static } from "@sinclair/typebox";
-import type { ProductCostQuery } from "../db/product-costs.ts";
+import type { ProductCostQuery } from "../validation/product-cost-params.ts";
 import type { RowFormat } from "./accept.ts";
 import type { ContentCoding } from "./compression.ts";
 import type { ProductCostsQuery } from "./schemas.ts";

@@ -18,6 +18,7 @@
 
 import { ClientClosedRequestError } from "../failures.ts";
 import type { CachedAnswer } from "./answer-cache.ts";
+import type { ChunkStream } from "./chunk-stream.ts";
 import { addVary, compressor, MIN_COMPRESSED_BYTES, type ContentCoding } from "./compression.ts";
 import type { KeptFile } from "./kept-file.ts";
 import type { BufferBudget } from "./read-ahead.ts";
@@ -30,13 +31,6 @@ export interface BodyOutcome {
   bytes: number | undefined;
   /** Why a body failed, for the log line. */
   error?: unknown;
-}
-
-/** Chunks pulled as needed; `close` stops the read behind them early. */
-export interface ChunkStream {
-  /** The next chunk, or undefined at the end. Throws when the read behind it fails. */
-  next(): Promise<Uint8Array | undefined>;
-  close(reason: unknown): Promise<void>;
 }
 
 /** A 200's identity bytes: read as they are sent, or kept whole already (with its variants, made once). */

@@ -7,7 +7,7 @@
 
 import { closeSync, openSync, read, readSync, unlinkSync, write, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { ChunkStream } from "./body.ts";
+import type { ChunkStream } from "./chunk-stream.ts";
 
 /** Bytes a reader hands on at a time: big enough for few system calls, small beside a socket's buffer. */
 const READ_CHUNK_BYTES = 256 * 1024;

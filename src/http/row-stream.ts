@@ -4,7 +4,7 @@
 
 import type { ProductCostRow, RenderedChunk } from "../db/product-costs.ts";
 import type { Read } from "../db/read.ts";
-import type { ChunkStream } from "./body.ts";
+import type { ChunkStream } from "./chunk-stream.ts";
 import type { RequestContext } from "./request-context.ts";
 import { rowsJson } from "./row-json.ts";
 

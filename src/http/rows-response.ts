@@ -5,7 +5,7 @@
 
 import type { ProductCostRead } from "../db/product-costs.ts";
 import type { AnswerKey } from "./answer-key.ts";
-import type { ChunkStream } from "./body.ts";
+import type { ChunkStream } from "./chunk-stream.ts";
 import type { RequestContext } from "./request-context.ts";
 import { BASE_HEADERS } from "./responses.ts";
 import { CSV_EXCEL_TABLE, CSV_TABLE } from "./row-csv.ts";

@@ -3,12 +3,18 @@
 // The route's TypeBox schema (http/schemas.ts) checks them with the rules below; this is the
 // one place that knows Pydantic's words for a failure, the 422 items.
 
-import type { ProductCostQuery } from "../db/product-costs.ts";
 import { parseLaxDate, type LaxDateError } from "./lax-date.ts";
 
 export const SEGMENTS = ["normal", "sample", "all"] as const;
 export type Segment = (typeof SEGMENTS)[number];
 export const DEFAULT_SEGMENT: Segment = "normal";
+
+/** A checked question: its inclusive range and its segment (what the database is asked). */
+export interface ProductCostQuery {
+  monthFrom: string; // YYYY-MM-DD
+  monthTo: string; // YYYY-MM-DD
+  segment: Segment;
+}
 
 /** One item of FastAPI's 422 body; the keys are written in Pydantic's order. */
 export interface ValidationItem {

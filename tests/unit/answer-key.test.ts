@@ -5,7 +5,7 @@
 
 import { describe, expect, test } from "bun:test";
 import type { Static } from "@sinclair/typebox";
-import type { ProductCostQuery } from "../../src/db/product-costs.ts";
+import type { ProductCostQuery } from "../../src/validation/product-cost-params.ts";
 import { answerKey, QUERY_FIELDS } from "../../src/http/answer-key.ts";
 import { ProductCostsQuery } from "../../src/http/schemas.ts";
 
