@@ -23,13 +23,12 @@ import type { RateLimiter } from "./rate-limit.ts";
 import type { ServiceMetrics } from "../metrics/service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
 import { preferredRowFormat } from "./accept.ts";
-import { contextOf } from "./request-context.ts";
+import { exchangeOf } from "./exchange.ts";
 import { jsonResponse } from "./responses.ts";
 import type { BufferBudget } from "./read-ahead.ts";
-import { answerProductCosts } from "./product-costs-answer.ts";
+import { productCostsAnswer } from "./product-costs-answer.ts";
 import type { AnswerCache } from "./answer-cache.ts";
 import { answerKey } from "./answer-key.ts";
-import { answerReads } from "./answer-reads.ts";
 import { PRODUCT_COSTS_PATH } from "./routes.ts";
 import { ProductCostsQuery } from "./schemas.ts";
 
@@ -90,7 +89,7 @@ export function createApp(deps: AppDeps) {
   const readLag = deps.rollupLag;
   const rollupLag = readLag && (async () => (source?.last()?.name === "daily" ? undefined : await readLag()));
   if (rollupLag) deps.metrics?.trackRollupLag(rollupLag);
-  const reads = answerReads({
+  const answer = productCostsAnswer({
     sql: deps.sql,
     admission,
     guard: deps.guard,
@@ -99,42 +98,40 @@ export function createApp(deps: AppDeps) {
     connectTimeoutMs: deps.connectTimeoutMs,
     silence: deps.silence,
     batchSize: deps.batchSize,
+    cache: answerCache,
+    build,
+    budget: deps.readAhead,
   });
   const productCosts = new Elysia()
     // The query Elysia validates is read as Starlette reads it (query-string.ts), from the
     // target the handler read at arrival: Elysia's own parse differs on `??`, `#`, bad escapes.
     .onTransform((ctx) => {
-      ctx.query = Object.fromEntries(lastValues(contextOf(ctx.request).target.query));
+      ctx.query = Object.fromEntries(lastValues(exchangeOf(ctx.request).target.query));
     })
-    // The request's own state (request-context.ts), typed, for every hook and handler below.
-    .derive(({ request }) => ({ context: contextOf(request) }))
+    // The request's own state (exchange.ts), typed, for every hook and handler below.
+    .derive(({ request }) => ({ exchange: exchangeOf(request) }))
     // `derive` runs before Elysia's query check, so an unauthenticated caller learns nothing about validation.
-    .derive(({ request, context }) => {
+    .derive(({ request, exchange }) => {
       const keys = deps.keys();
       if (keys.size === 0) throw NOT_CONFIGURED();
       const presented = bearerCredentials(request.headers.get("authorization"));
       const match = presented === null ? null : keys.match(presented);
       if (!match) throw INVALID_API_KEY();
-      context.key = match;
+      exchange.key = match;
       deps.rateLimiter?.take(match.fingerprint);
       return {};
     })
     .get(
       PRODUCT_COSTS_PATH,
-      async ({ request, query, context }) => {
+      async ({ request, query, exchange }) => {
         const params = productCostParams(query);
         const { monthFrom, monthTo } = params;
         if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
         if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
 
         const key = answerKey(params, preferredRowFormat(request.headers.get("accept")));
-        context.format = key.format;
-        return answerProductCosts(request, context, key, {
-          ...reads(key, context.signal),
-          cache: deps.answerCache,
-          build,
-          budget: deps.readAhead,
-        });
+        exchange.answer = key;
+        return answer(request, exchange, key);
       },
       {
         query: ProductCostsQuery,
@@ -160,17 +157,17 @@ export function createApp(deps: AppDeps) {
     .use(deps.docsEnabled === false ? new Elysia() : apiDocs())
     .use(metricsRoute(deps.metrics))
     .get("/healthz", () => jsonResponse(200, healthz), { detail: { hide: true } })
-    .derive(({ request }) => ({ context: contextOf(request) }))
+    .derive(({ request }) => ({ exchange: exchangeOf(request) }))
     .get(
       "/readyz",
-      async ({ context }) => {
+      async ({ exchange }) => {
         const r = await deps.readiness();
         // The log line of a 503 carries the cause and the fix, as the body does.
-        if (!r.ready) context.error = new DatabaseProblemError(r.problem);
+        if (!r.ready) exchange.error = new DatabaseProblemError(r.problem);
         // With no key at all every API request answers 503: not ready, or a balancer would
         // keep sending it traffic it can only refuse. (A database problem is named first.)
         if (r.ready && deps.keys().size === 0) {
-          context.error = NOT_CONFIGURED();
+          exchange.error = NOT_CONFIGURED();
           return jsonResponse(503, { detail: NOT_CONFIGURED().detail, cause: "no API key configured: every API request answers 503", fix: NO_KEYS_FIX });
         }
         if (r.ready) {

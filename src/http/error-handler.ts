@@ -2,17 +2,16 @@
 // while answering, become responses:
 //   the query schema's failures  → 422 {"detail":[items]}, Pydantic's (product-cost-params.ts)
 //   unknown path / wrong method  → 404 {"detail":"Not Found"} / 405 {"detail":"Method Not Allowed"}
-//   anything else                → as failures.ts classifies it (the cause kept for the log line).
+//   anything else                → as the request's exchange makes it (exchange.ts: failed).
 
 import { ValidationError } from "elysia";
-import { classify } from "../failures.ts";
 import { validationItems } from "../validation/product-cost-params.ts";
-import { contextOf } from "./request-context.ts";
+import { exchangeOf } from "./exchange.ts";
 import { detailResponse } from "./responses.ts";
 import { allowedMethods } from "./routes.ts";
 
 function routeNotMatched(request: Request, routes: readonly { method: string; path: string }[]): Response {
-  const allow = allowedMethods(routes, contextOf(request).target.path);
+  const allow = allowedMethods(routes, exchangeOf(request).target.path);
   if (allow) return detailResponse(405, "Method Not Allowed", { allow });
   return detailResponse(404, "Not Found");
 }
@@ -23,9 +22,6 @@ export function createErrorHandler(routes: () => readonly { method: string; path
     // Only the query's: a response that failed its schema is our fault, a 500.
     if (error instanceof ValidationError && error.type === "query") return detailResponse(422, validationItems(error.all));
     if (code === "NOT_FOUND") return routeNotMatched(request, routes());
-    const failure = classify(error);
-    // A 4xx is the client's doing: its log line needs no cause.
-    if (failure.status >= 499) contextOf(request).error = error;
-    return detailResponse(failure.status, failure.detail, failure.headers);
+    return exchangeOf(request).failed(error);
   };
 }

@@ -14,10 +14,22 @@
 // Read from the daily rows directly (src/db/read-source.ts: no rollup, so no change log to
 // version an answer by), a 200 has no ETag and no X-Data-Changed-At, none is kept, If-None-Match
 // makes a 304 only as `*` and an If-Match that names a tag a 412: nothing can say the bytes are those.
+// The reads (issue 44's two sources): the version and the rows under the same deadlines,
+// admission slots and database guard; from the rollup, or from the daily rows where the source
+// says so (src/db/read-source.ts). A read of the rollup that fails for the schema is read again
+// from the daily rows and turns the source, so that no request gets a 503 while an exact
+// answer can be read.
 
-import type { AnswerVersion } from "../db/answer-version.ts";
+import { readAnswerVersion, type AnswerVersion } from "../db/answer-version.ts";
+import type { Sql } from "../db/client.ts";
+import type { DatabaseGuard } from "../db/database-guard.ts";
 import { isRetryableRead } from "../db/errors.ts";
-import type { ProductCostRead } from "../db/product-costs.ts";
+import { readProductCosts, type ProductCostRead } from "../db/product-costs.ts";
+import { rollupGuard, RollupUnreadableError, type SourceChoice } from "../db/read-source.ts";
+import type { ReadOptions } from "../db/read.ts";
+import type { SilenceWatch } from "../db/silence.ts";
+import type { Admission } from "./admission.ts";
+import { freshReads } from "./fresh-reads.ts";
 import type { AnswerCache, CachedAnswer } from "./answer-cache.ts";
 import type { AnswerKey } from "./answer-key.ts";
 import { sendOk, type BodySource } from "./body.ts";
@@ -27,7 +39,7 @@ import { matchHolds, noneMatchHits } from "./entity-tag.ts";
 import { PRECONDITION_FAILED } from "../failures.ts";
 import type { KeptFile } from "./kept-file.ts";
 import type { BufferBudget } from "./read-ahead.ts";
-import type { RequestContext } from "./request-context.ts";
+import type { Exchange } from "./exchange.ts";
 import { SECURITY_HEADERS } from "./responses.ts";
 import { answerHeaders, rowsSource } from "./rows-response.ts";
 
@@ -57,7 +69,7 @@ async function waitFor(answer: Promise<CachedAnswer | undefined>, signal: AbortS
 /** Kept by clients and proxies of one client, always asked again before use. */
 export const CACHE_CONTROL = "private, no-cache";
 
-export interface AnswerSources {
+interface AnswerSources {
   /** The answer's version, read before any row; null where the rows come from the daily rows (no version). */
   version(): Promise<AnswerVersion | null>;
   /** The rows: from the rollup, unless `daily` or the rollup cannot be read now; which one answered. */
@@ -68,10 +80,90 @@ export interface AnswerSources {
   budget?: BufferBudget;
 }
 
-export async function answerProductCosts(request: Request, context: RequestContext, key: AnswerKey, sources: AnswerSources): Promise<Response> {
+export interface ProductCostsAnswerDeps {
+  sql: Sql;
+  admission: Admission;
+  guard?: DatabaseGuard;
+  /** None: the rollup, always. */
+  source?: SourceChoice;
+  firstBatchTimeoutMs: number;
+  connectTimeoutMs?: number;
+  silence?: SilenceWatch;
+  batchSize?: number;
+  /** Whole answers kept for their version (ANSWER_CACHE_MB); none: every 200 is read from the database. */
+  cache?: AnswerCache;
+  /** The build (version and commit): another build may write other bytes. */
+  build: string;
+  /** Memory for answers read ahead of slow clients (read-ahead.ts); none: sent at the client's pace. */
+  budget?: BufferBudget;
+}
+
+/** The endpoint's answer to a checked request (app.ts): made once, with the reads' deadlines, slots, guard and source. */
+export function productCostsAnswer(deps: ProductCostsAnswerDeps): (request: Request, exchange: Exchange, key: AnswerKey) => Promise<Response> {
+  const { sql, admission, source } = deps;
+  // A failure of a read of the rollup for the schema is no problem of the database: the guard
+  // does not count it (read-source.ts), the daily rows answer instead.
+  const rollup = deps.guard && source ? rollupGuard(deps.guard) : deps.guard;
+  // The deadlines every read of a request keeps, version and rows alike.
+  const deadlines = (signal: AbortSignal): ReadOptions => ({ firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, silence: deps.silence, signal });
+  // A range's version, one read shared by the requests that arrived while the one before ran.
+  // Each request still waits for it in an admission slot of its own (below), so the bounds on
+  // running and queued requests (and 503 OVERLOADED past them) stay what they were.
+  const sharedVersion = freshReads(
+    (range: AnswerKey["range"], signal) => {
+      const read = () => readAnswerVersion(sql, range.firstDay, range.lastDay, deadlines(signal));
+      return rollup ? rollup.run(read) : read();
+    },
+    (range) => range.id,
+  );
+  // A read of the rollup that met its schema gone: the daily rows from now on (until a check finds it again).
+  const turned = (err: unknown): boolean => {
+    if (!source || !(err instanceof RollupUnreadableError)) return false;
+    source.rollupFailed(err);
+    return true;
+  };
+
+  // The reads of one request's answer: its version (none from the daily rows) and its rows.
+  const reads = (key: AnswerKey, signal: AbortSignal): Pick<AnswerSources, "version" | "read"> => {
+    // A slot first (admission), then the guard, then the read: src/db/read.ts owns all three.
+    const rows = (daily: boolean) =>
+      readProductCosts(sql, key.query, {
+        ...deadlines(signal),
+        slots: admission,
+        guard: daily ? deps.guard : rollup,
+        batchSize: deps.batchSize ?? 2000,
+        rendered: key.format === "json",
+        daily,
+      });
+    return {
+      async version() {
+        if (source && (await source.current(deps.firstBatchTimeoutMs)).name === "daily") return null;
+        try {
+          return await admission.run(signal, () => sharedVersion(key.range, signal));
+        } catch (err) {
+          if (turned(err)) return null;
+          throw err;
+        }
+      },
+      async read(daily) {
+        if (!daily) {
+          try {
+            return { daily: false, read: await rows(false) };
+          } catch (err) {
+            if (!turned(err)) throw err;
+          }
+        }
+        return { daily: true, read: await rows(true) };
+      },
+    };
+  };
+  return (request, exchange, key) => answerProductCosts(request, exchange, key, { ...reads(key, exchange.signal), cache: deps.cache, build: deps.build, budget: deps.budget });
+}
+
+async function answerProductCosts(request: Request, exchange: Exchange, key: AnswerKey, sources: AnswerSources): Promise<Response> {
   const versioned = await sources.version();
   const wanted = chooseEncoding(request.headers.get("accept-encoding"));
-  if (!versioned) return await answerFromDailyRows(request, context, key, sources, wanted);
+  if (!versioned) return await answerFromDailyRows(request, exchange, key, sources, wanted);
   const { version, changedAt } = versioned;
   const tag = key.tags(sources.build, version);
   const validators: Record<string, string> = { "cache-control": CACHE_CONTROL, ...(changedAt ? { "x-data-changed-at": changedAt } : {}) };
@@ -93,23 +185,23 @@ export async function answerProductCosts(request: Request, context: RequestConte
     const turn = cache.join(key.cached, version);
     if (turn.leader) keep = turn.done;
     // Found again after the wait (not taken from the promise): it may have been dropped since.
-    else if (await waitFor(turn.answer, context.signal)) kept = cache.get(key.cached, version, false); // undefined: read it here
+    else if (await waitFor(turn.answer, exchange.signal)) kept = cache.get(key.cached, version, false); // undefined: read it here
   }
 
-  const send = (source: BodySource) => sendOk(headers, source, { wanted, signal: context.signal, budget: sources.budget });
+  const send = (source: BodySource) => sendOk(headers, source, { wanted, signal: exchange.signal, budget: sources.budget });
   // The rows from the database, sent once read (body.ts), and kept when `done` is given.
   const readAndSend = async (done?: (answer: CachedAnswer | undefined) => void) => {
     let source: ChunkStream;
     try {
       const asked = performance.now();
       const answered = await sources.read(false);
-      context.firstRowsMs = performance.now() - asked;
-      const rows = rowsSource(answered.read, context);
+      exchange.firstRowsMs = performance.now() - asked;
+      const rows = rowsSource(answered.read, key.format, exchange);
       source = rows;
       // The rollup could not be read after all (a table dropped meanwhile): the daily rows
       // answered, exactly, but the version read before them no longer says what they are.
       if (answered.daily) {
-        context.source = "daily";
+        exchange.source = "daily";
         done?.(undefined);
         done = undefined;
       }
@@ -120,7 +212,7 @@ export async function answerProductCosts(request: Request, context: RequestConte
           const keep = done;
           source = keeping(rows, cache!, file, (chunkSizes) => {
             // The waiting requests find the kept entry itself: its compressed forms are shared.
-            keep(chunkSizes && cache!.put(key.cached, { version, body: file, chunkSizes, rows: context.rows ?? 0 }));
+            keep(chunkSizes && cache!.put(key.cached, { version, body: file, chunkSizes, rows: exchange.rows ?? 0 }));
           });
         }
       }
@@ -134,15 +226,15 @@ export async function answerProductCosts(request: Request, context: RequestConte
   let sent: Awaited<ReturnType<typeof sendOk>>;
   if (kept) {
     const answer = kept;
-    context.rows = answer.rows;
+    exchange.rows = answer.rows;
     sent = await send({ kept: answer, encoded: (coding) => cache!.encoded(answer, coding) });
   } else {
-    sent = await onceMoreIfRetryable(context, (first) => readAndSend(first ? keep : undefined));
+    sent = await onceMoreIfRetryable(exchange, (first) => readAndSend(first ? keep : undefined));
   }
   const { response, outcome, coding } = sent;
-  if (context.source !== "daily") response.headers.set("etag", tag(coding));
+  if (exchange.source !== "daily") response.headers.set("etag", tag(coding));
   else response.headers.delete("x-data-changed-at");
-  context.body = outcome;
+  exchange.streaming(outcome);
   return response;
 }
 
@@ -197,21 +289,21 @@ function keeping(source: ChunkStream, cache: AnswerCache, file: KeptFile, end: (
 }
 
 /** The answer from the daily rows: no version, so no validator, no 304 and nothing kept. */
-async function answerFromDailyRows(request: Request, context: RequestContext, key: AnswerKey, sources: AnswerSources, wanted: ContentCoding | null): Promise<Response> {
+async function answerFromDailyRows(request: Request, exchange: Exchange, key: AnswerKey, sources: AnswerSources, wanted: ContentCoding | null): Promise<Response> {
   if (!matchHolds(request.headers.get("if-match"), [])) throw PRECONDITION_FAILED();
   // `*` asks whether an answer exists, which it does once the query is valid (as from the rollup).
   if (request.headers.get("if-none-match")?.trim() === "*") {
     return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS, "cache-control": CACHE_CONTROL, vary: "Accept, Accept-Encoding" } });
   }
-  context.source = "daily";
+  exchange.source = "daily";
   const send = async () => {
     const asked = performance.now();
     const answered = await sources.read(true);
-    context.firstRowsMs = performance.now() - asked;
-    return await sendOk({ ...answerHeaders(key), "cache-control": CACHE_CONTROL }, rowsSource(answered.read, context), { wanted, signal: context.signal, budget: sources.budget });
+    exchange.firstRowsMs = performance.now() - asked;
+    return await sendOk({ ...answerHeaders(key), "cache-control": CACHE_CONTROL }, rowsSource(answered.read, key.format, exchange), { wanted, signal: exchange.signal, budget: sources.budget });
   };
-  const sent = await onceMoreIfRetryable(context, send);
-  context.body = sent.outcome;
+  const sent = await onceMoreIfRetryable(exchange, send);
+  exchange.streaming(sent.outcome);
   return sent.response;
 }
 
@@ -220,12 +312,12 @@ async function answerFromDailyRows(request: Request, context: RequestContext, ke
  * may not meet: a session the server ended, or a standby's recovery conflict, is read past once,
  * on a session of its own (read.ts does the same for a first batch).
  */
-async function onceMoreIfRetryable<T>(context: RequestContext, attempt: (first: boolean) => Promise<T>): Promise<T> {
+async function onceMoreIfRetryable<T>(exchange: Exchange, attempt: (first: boolean) => Promise<T>): Promise<T> {
   try {
     return await attempt(true);
   } catch (err) {
-    if (!isRetryableRead(err) || context.signal.aborted) throw err;
-    context.retriedAfter = err;
+    if (!isRetryableRead(err) || exchange.signal.aborted) throw err;
+    exchange.retriedAfter = err;
     return await attempt(false);
   }
 }

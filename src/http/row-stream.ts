@@ -5,7 +5,7 @@
 import type { ProductCostRow, RenderedChunk } from "../db/product-costs.ts";
 import type { Read } from "../db/read.ts";
 import type { ChunkStream } from "./chunk-stream.ts";
-import type { RequestContext } from "./request-context.ts";
+import type { Exchange } from "./exchange.ts";
 import { rowsJson } from "./row-json.ts";
 
 const encoder = new TextEncoder();
@@ -42,15 +42,15 @@ const bytes = (body: string | Uint8Array) => (typeof body === "string" ? encoder
 /**
  * The body's chunks for `read`: the first from the batch already fetched, then one per later
  * batch, then the end. A failure of the read propagates (the body then breaks off); the rows
- * written so far are counted in `context.rows` for the log line and metrics.
+ * written so far are counted in `exchange.rows` for the log line and metrics.
  */
-export function encodedRows<T>(read: Read<T>, context: RequestContext, encoding: RowEncoding<T>): ChunkStream {
+export function encodedRows<T>(read: Read<T>, exchange: Pick<Exchange, "rows">, encoding: RowEncoding<T>): ChunkStream {
   let written: number | undefined; // rows in the body so far; undefined before the first chunk
   let ended = false;
   return {
     async next() {
       if (written === undefined) {
-        written = context.rows = encoding.rows(read.first);
+        written = exchange.rows = encoding.rows(read.first);
         return bytes(encoding.begin(read.first));
       }
       while (!ended) {
@@ -61,7 +61,7 @@ export function encodedRows<T>(read: Read<T>, context: RequestContext, encoding:
         }
         if (batch.length === 0) continue;
         const chunk = bytes(encoding.more(batch, written));
-        written = context.rows = written + encoding.rows(batch);
+        written = exchange.rows = written + encoding.rows(batch);
         return chunk;
       }
       return undefined;

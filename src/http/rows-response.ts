@@ -6,7 +6,7 @@
 import type { ProductCostRead } from "../db/product-costs.ts";
 import type { AnswerKey } from "./answer-key.ts";
 import type { ChunkStream } from "./chunk-stream.ts";
-import type { RequestContext } from "./request-context.ts";
+import type { Exchange } from "./exchange.ts";
 import { BASE_HEADERS } from "./responses.ts";
 import { CSV_EXCEL_TABLE, CSV_TABLE } from "./row-csv.ts";
 import { encodedRows, JSON_ARRAY, RENDERED_JSON } from "./row-stream.ts";
@@ -23,10 +23,10 @@ export function answerHeaders(key: AnswerKey): Record<string, string> {
   return { ...BASE_HEADERS, "content-type": type, "content-disposition": `attachment; filename="${key.fileName}"`, vary: "Accept" };
 }
 
-/** The body of the 200 for `answer`: the rendered answer as it is, or the rows in the format already chosen (context.format). */
-export function rowsSource(answer: ProductCostRead, context: RequestContext): ChunkStream {
-  if (answer.kind === "rendered") return encodedRows(answer.read, context, RENDERED_JSON);
-  if (context.format === "csv") return encodedRows(answer.read, context, CSV_TABLE);
-  if (context.format === "csv-excel") return encodedRows(answer.read, context, CSV_EXCEL_TABLE);
-  return encodedRows(answer.read, context, JSON_ARRAY);
+/** The body of the 200 for `answer`: the rendered answer as it is, or the rows in `format` (the question's). */
+export function rowsSource(answer: ProductCostRead, format: AnswerKey["format"], exchange: Pick<Exchange, "rows">): ChunkStream {
+  if (answer.kind === "rendered") return encodedRows(answer.read, exchange, RENDERED_JSON);
+  if (format === "csv") return encodedRows(answer.read, exchange, CSV_TABLE);
+  if (format === "csv-excel") return encodedRows(answer.read, exchange, CSV_EXCEL_TABLE);
+  return encodedRows(answer.read, exchange, JSON_ARRAY);
 }

@@ -20,14 +20,14 @@ export const UNMATCHED_ROUTE = "unmatched";
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-/** A finished request, declared by what is counted so that metrics import nothing of http/ (whose request context fits). */
+/** A finished request, declared by what is counted so that metrics import nothing of http/ (whose exchange fits). */
 export interface RequestObservation {
   request: Request;
   /** As logged: the status sent, or 499 / 5xx for a body cut short (see http/handler.ts). */
   status: number;
   /** How the body ended (http/body.ts). */
   end: "complete" | "client_closed" | "failed";
-  context: { target: { path: string }; walked?: boolean; key?: { label?: string }; format?: "json" | "csv" | "csv-excel"; rows?: number };
+  exchange: { target: { path: string }; walked?: boolean; key?: { label?: string }; format?: "json" | "csv" | "csv-excel"; rows?: number };
   /** Its failure as failures.ts classified it (once, where the request finished), if it failed. */
   failure?: Pick<Failure, "metric">;
   /** From the request's arrival to the last byte of its body (or the failure). */
@@ -193,16 +193,16 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     },
     observer(routeList) {
       const routes = new Set(routeList.map((r) => r.path));
-      return ({ request, status, end, context, seconds, failure }) => {
-        const path = routePath(context.target.path);
-        const route = routes.has(path) && !context.walked ? path : UNMATCHED_ROUTE;
+      return ({ request, status, end, exchange, seconds, failure }) => {
+        const path = routePath(exchange.target.path);
+        const route = routes.has(path) && !exchange.walked ? path : UNMATCHED_ROUTE;
         const method = METHODS.has(request.method) ? request.method : "OTHER";
         requests.inc({ method, route, status: String(status) });
-        if (context.key) keyRequests.inc({ key: context.key.label ?? "unlabelled", status: String(status) });
+        if (exchange.key) keyRequests.inc({ key: exchange.key.label ?? "unlabelled", status: String(status) });
         if (end !== "complete") cutShort.inc({ cause: end === "client_closed" ? "client" : "server" });
         duration.observe({ route }, seconds);
         // The Excel-safe variant is CSV rows too: the label keeps its two values.
-        if (context.rows !== undefined) rows.inc({ format: context.format === "csv-excel" ? "csv" : (context.format ?? "json") }, context.rows);
+        if (exchange.rows !== undefined) rows.inc({ format: exchange.format === "csv-excel" ? "csv" : (exchange.format ?? "json") }, exchange.rows);
         const counted = failure?.metric;
         if (counted === "request_timeout") timeouts.inc({});
         else if (counted) dbErrors.inc({ kind: counted });
