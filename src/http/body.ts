@@ -102,159 +102,201 @@ async function sendKept(h: Headers, source: Extract<BodySource, { kept: CachedAn
   return { response: new Response(sent.body, { status: 200, headers: h }), coding, outcome: sent.outcome };
 }
 
-function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined, coding: "br" | "gzip" | null, { signal, budget }: SendOptions) {
-  const z = coding ? compressor(coding) : undefined;
-  const ahead = budget !== undefined && budget.maxBytes > 0;
-  const ownMax = ahead ? budget.maxBytes / 4 : 0;
-  const queue: Uint8Array[] = [];
-  let queued = 0;
-  let pending: Uint8Array | undefined = first;
-  let produced = false; // every byte of the body is in the queue
-  let failure: { error: unknown } | undefined;
-  let stopped = false;
-  let clientWaiting = false;
-  // Each resolves the wait of its side, if it waits (resolving a settled wait does nothing).
-  let wakeClient: () => void = () => {};
-  let wakeProducer: () => void = () => {};
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let bytes = 0;
-  let report!: (outcome: BodyOutcome) => void;
-  const outcome = new Promise<BodyOutcome>((resolve) => (report = resolve));
-  let ended = false;
-  // Settles once the producer first waits for the client (all read, or this answer's share of
-  // the budget full, or no budget at all): until then no byte has gone out, so a failure
-  // rejects it and the body is never handed to Bun.
-  let readAheadDone = false;
-  let endReadAhead!: () => void;
-  let failReadAhead!: (error: unknown) => void;
-  const readAhead = new Promise<void>((resolve, reject) => {
-    endReadAhead = () => ((readAheadDone = true), resolve());
-    failReadAhead = (error) => ((readAheadDone = true), reject(error));
-  });
-  readAhead.catch(() => {}); // a rejection is the caller's, when it awaits
+function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined, coding: "br" | "gzip" | null, options: SendOptions) {
+  return new BodyStream(first, rest, coding, options);
+}
 
-  const enqueue = (chunks: Uint8Array[]) => {
+/**
+ * One body's states; `end` is the only way into the last, once:
+ *   reading   produced ahead before any byte goes out: a failure rejects `readAhead`, so the
+ *             caller answers for it and the body is dropped unread;
+ *   sending   handed out (`readAhead` settled once the producer first waits for the client, or
+ *             has produced everything): produced ahead into this answer's share of the budget,
+ *             else at the client's pace;
+ *   produced  every byte is queued, or the failure that ends the body after it was handed out:
+ *             the client drains the queue, then the body completes or breaks off;
+ *   ended     complete, client_closed or failed, reported once; a body cut short (the request's
+ *             signal, the client's cancel, a failure) closes its source and gives back its memory.
+ */
+type BodyState = "reading" | "sending" | "produced" | "ended";
+
+class BodyStream {
+  readonly body: ReadableStream<Uint8Array>;
+  readonly outcome: Promise<BodyOutcome>;
+  /** Settles when the body is handed out (see "sending"); rejects with what stopped it before. */
+  readonly readAhead: Promise<void>;
+  private state: BodyState = "reading";
+  private readonly z: ReturnType<typeof compressor> | undefined;
+  private readonly ahead: boolean;
+  /** This answer's share of the read-ahead budget. */
+  private readonly ownMax: number;
+  private readonly queue: Uint8Array[] = [];
+  private queued = 0;
+  private bytes = 0;
+  /** The first chunk, read before the body was made. */
+  private pending: Uint8Array | undefined;
+  /** What ended the source after the body was handed out: the client gets the queue, then a broken transfer. */
+  private failure: { error: unknown } | undefined;
+  private clientWaiting = false;
+  // Each resolves the wait of its side, if it waits (resolving a settled wait does nothing).
+  private wakeClient: () => void = () => {};
+  private wakeProducer: () => void = () => {};
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private report!: (outcome: BodyOutcome) => void;
+  private handedOut!: () => void;
+  private notHandedOut!: (error: unknown) => void;
+  private readonly onAbort = () => this.aborted();
+
+  constructor(
+    first: Uint8Array | undefined,
+    private readonly rest: ChunkStream | undefined,
+    coding: "br" | "gzip" | null,
+    private readonly options: SendOptions,
+  ) {
+    const { budget, signal } = options;
+    this.pending = first;
+    this.z = coding ? compressor(coding) : undefined;
+    this.ahead = budget !== undefined && budget.maxBytes > 0;
+    this.ownMax = this.ahead ? budget!.maxBytes / 4 : 0;
+    this.outcome = new Promise<BodyOutcome>((resolve) => (this.report = resolve));
+    this.readAhead = new Promise<void>((resolve, reject) => {
+      this.handedOut = resolve;
+      this.notHandedOut = reject;
+    });
+    this.readAhead.catch(() => {}); // a rejection is the caller's, when it awaits
+    this.body = new ReadableStream<Uint8Array>(
+      {
+        start: (c) => {
+          this.controller = c;
+        },
+        pull: (c) => this.pull(c),
+        cancel: (reason) => {
+          if (this.state === "ended") return;
+          this.end("client_closed", undefined, reason ?? new ClientClosedRequestError());
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    if (signal.aborted) queueMicrotask(this.onAbort);
+    else signal.addEventListener("abort", this.onAbort, { once: true });
+    void this.produce();
+  }
+
+  /** Produces while the client waits on an empty queue, or ahead of it while this answer's share and the whole budget have room. */
+  private async produce(): Promise<void> {
+    const budget = this.options.budget;
+    try {
+      while (this.state === "reading" || this.state === "sending") {
+        while (!(this.clientWaiting && this.queue.length === 0) && !(this.ahead && this.queued < this.ownMax && budget!.hasRoom())) {
+          this.handOut();
+          const room = new Promise<void>((resolve) => (this.wakeProducer = resolve));
+          await (this.ahead ? Promise.race([room, budget!.nextRoom()]) : room);
+          if (this.isEnded()) return;
+        }
+        await this.step();
+        this.wakeClient();
+      }
+    } catch (error) {
+      if (this.state === "ended") return;
+      // Nothing sent: the caller answers for it.
+      if (this.state === "reading") return this.end("failed", error, error);
+      this.failure = { error };
+      this.state = "produced";
+      this.z?.destroy();
+      void this.rest?.close(error).catch(() => {});
+      this.wakeClient();
+    }
+  }
+
+  /** One step: the next identity chunk, compressed when asked, into the queue. */
+  private async step(): Promise<void> {
+    const next = this.pending ?? (await this.rest?.next());
+    this.pending = undefined;
+    if (this.state === "ended") return;
+    const chunks = next === undefined ? (this.z ? await this.z.end() : []) : this.z ? await this.z.write(next) : [next];
+    if (this.isEnded()) return; // cut while compressing: nothing more is queued
     for (const chunk of chunks) {
       if (chunk.byteLength === 0) continue;
-      queue.push(chunk);
-      queued += chunk.byteLength;
-      budget?.take(chunk.byteLength);
+      this.queue.push(chunk);
+      this.queued += chunk.byteLength;
+      this.options.budget?.take(chunk.byteLength);
     }
-  };
-  // One step: the next identity chunk, compressed when asked, into the queue.
-  const step = async () => {
-    const next = pending ?? (await rest?.next());
-    pending = undefined;
-    if (stopped) return;
     if (next === undefined) {
-      if (z) enqueue(await z.end());
-      produced = true;
-    } else {
-      enqueue(z ? await z.write(next) : [next]);
+      this.handOut();
+      this.state = "produced";
     }
-  };
-  // Produces while the client waits on an empty queue, or ahead of it while this answer's
-  // share and the whole budget have room; otherwise at the client's pace.
-  const produce = async () => {
-    try {
-      while (!produced && !stopped) {
-        while (!stopped && !(clientWaiting && queue.length === 0) && !(ahead && queued < ownMax && budget.hasRoom())) {
-          endReadAhead();
-          const room = new Promise<void>((resolve) => (wakeProducer = resolve));
-          await (ahead ? Promise.race([room, budget.nextRoom()]) : room);
-        }
-        if (stopped) return;
-        await step();
-        wakeClient();
-      }
-      endReadAhead();
-    } catch (error) {
-      if (!readAheadDone) {
-        // Nothing sent: the caller answers for it. The stream is dropped unread.
-        failReadAhead(error);
-        finish("failed", error);
-        stop(error);
-        return;
-      }
-      failure = { error };
-      produced = true;
-      z?.destroy();
-      void rest?.close(error).catch(() => {});
-      wakeClient();
-    }
-  };
+  }
 
-  const finish = (end: BodyEnd, error?: unknown) => {
-    if (ended) return;
-    ended = true;
-    signal.removeEventListener("abort", onAbort);
-    report({ end, bytes, ...(error !== undefined ? { error } : {}) });
-  };
-  const stop = (reason: unknown) => {
-    stopped = true;
-    z?.destroy();
-    budget?.give(queued);
-    queue.length = 0;
-    queued = 0;
-    wakeProducer();
-    void rest?.close(reason).catch(() => {});
-  };
-  const onAbort = () => {
-    if (ended) return;
-    const reason = signal.reason;
-    failReadAhead(reason); // (nothing, if the body was handed out already)
-    finish(reason instanceof ClientClosedRequestError ? "client_closed" : "failed", reason);
-    stop(reason);
+  /** Read after an await: the body may have been cut meanwhile. */
+  private isEnded(): boolean {
+    return this.state === "ended";
+  }
+
+  private handOut(): void {
+    if (this.state !== "reading") return;
+    this.state = "sending";
+    this.handedOut();
+  }
+
+  private async pull(c: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    while (this.queue.length === 0 && (this.state === "reading" || this.state === "sending")) {
+      this.clientWaiting = true;
+      this.wakeProducer();
+      await new Promise<void>((resolve) => (this.wakeClient = resolve));
+    }
+    this.clientWaiting = false;
+    if (this.state === "ended") return;
+    const chunk = this.queue.shift();
+    if (chunk) {
+      this.queued -= chunk.byteLength;
+      this.options.budget?.give(chunk.byteLength);
+      this.bytes += chunk.byteLength;
+      c.enqueue(chunk);
+      this.wakeProducer();
+      return;
+    }
+    if (this.failure) {
+      this.end("failed", this.failure.error);
+      c.error(undefined);
+      return;
+    }
+    c.close();
+    this.end("complete");
+  }
+
+  /** The request's signal: the client gone, or the deadline (its reason says which), wherever the body stands. */
+  private aborted(): void {
+    if (this.state === "ended") return;
+    const reason = this.options.signal.reason;
+    this.end(reason instanceof ClientClosedRequestError ? "client_closed" : "failed", reason, reason);
     // With no value: the cause goes to the request's log line, and Bun would otherwise print
     // it, source lines and all, to stderr.
     try {
-      controller.error(undefined);
+      this.controller.error(undefined);
     } catch {
       // already closed
     }
-    wakeClient();
-  };
-  if (signal.aborted) queueMicrotask(onAbort);
-  else signal.addEventListener("abort", onAbort, { once: true });
-  void produce();
+    this.wakeClient();
+  }
 
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start(c) {
-        controller = c;
-      },
-      async pull(c) {
-        while (queue.length === 0 && !produced && !ended) {
-          clientWaiting = true;
-          wakeProducer();
-          await new Promise<void>((resolve) => (wakeClient = resolve));
-        }
-        clientWaiting = false;
-        if (ended) return;
-        const chunk = queue.shift();
-        if (chunk) {
-          queued -= chunk.byteLength;
-          budget?.give(chunk.byteLength);
-          bytes += chunk.byteLength;
-          c.enqueue(chunk);
-          wakeProducer();
-          return;
-        }
-        if (failure) {
-          finish("failed", failure.error);
-          c.error(undefined);
-          return;
-        }
-        c.close();
-        finish("complete");
-      },
-      cancel(reason) {
-        if (ended) return;
-        finish("client_closed");
-        stop(reason ?? new ClientClosedRequestError());
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  return { body, outcome, readAhead };
+  /**
+   * The one way out, once: reported with its cause; a body not handed out yet rejects
+   * `readAhead` with it; one cut short (`cut`: why) stops producing, gives back its memory and
+   * closes its source (a statement cancelled, a cursor closed, a kept file let go).
+   */
+  private end(end: BodyEnd, error?: unknown, cut?: unknown): void {
+    if (this.state === "ended") return;
+    const wasReading = this.state === "reading";
+    this.state = "ended";
+    this.options.signal.removeEventListener("abort", this.onAbort);
+    if (wasReading) this.notHandedOut(error);
+    this.report({ end, bytes: this.bytes, ...(error !== undefined ? { error } : {}) });
+    if (cut === undefined) return; // complete, or the failure's own path closed the source
+    this.z?.destroy();
+    this.options.budget?.give(this.queued);
+    this.queue.length = 0;
+    this.queued = 0;
+    this.wakeProducer();
+    void this.rest?.close(cut ?? error).catch(() => {});
+  }
 }
