@@ -3,7 +3,8 @@
 // say: install, configure, start (it returns once /readyz answers), rows from the host's
 // PostgreSQL, a key added and `systemctl reload`, the journal's priorities, kill -9, bad
 // configuration, the refresh timer, the sandbox's exposure, a clean stop, an upgrade that
-// keeps the configuration and restarts the service, and a purge that leaves nothing.
+// keeps the configuration and restarts the service, a disabled timer kept disabled through a
+// reinstall and a remove, HTTPS as step 7 says, and a purge that leaves nothing.
 // Needs root; installs mmdebstrap and systemd-container with apt when missing. Where it
 // cannot run it fails with the reason, unless PCE_SKIP_SYSTEMD_TESTS=1 (then each test is
 // reported as skipped, the reason in its name).
@@ -225,6 +226,41 @@ if (skipped) {
       expect(after.MainPID).not.toBe(before);
       expect((await get(JAN, key)).status).toBe(200);
     });
+
+    test("a timer the operator disabled stays disabled: through a reinstall, and through apt remove then install", () => {
+      machine.sh("systemctl disable --now product-cost-export-refresh.timer");
+      const deb = `/root/product-cost-export_${UPGRADE}_amd64.deb`;
+      const units = () => [show("product-cost-export.service", "UnitFileState", "ActiveState"), show("product-cost-export-refresh.timer", "UnitFileState", "ActiveState")];
+      const asLeft = [
+        { UnitFileState: "enabled", ActiveState: "active" },
+        { UnitFileState: "disabled", ActiveState: "inactive" },
+      ];
+      // The same version again (README: a rebuilt package of the same version needs --reinstall).
+      expect(machine.run(["apt-get", "install", "-y", "-q", "--reinstall", deb]).code).toBe(0);
+      expect(units()).toEqual(asLeft);
+      expect(machine.run(["apt-get", "remove", "-y", "-q", "product-cost-export"]).code).toBe(0);
+      expect(show("product-cost-export.service", "ActiveState")).toEqual({ ActiveState: "inactive" });
+      expect(machine.run(["apt-get", "install", "-y", "-q", deb]).code).toBe(0);
+      expect(units()).toEqual(asLeft);
+    }, 120_000);
+
+    test("HTTPS as README step 7: the certificate and key in /etc/product-cost-export, two lines in env, a restart", () => {
+      // A self-signed certificate for the address the test connects to, made on the host.
+      const tls = mkdtempSync(join(tmpdir(), "pce-tls-"));
+      const made = Bun.spawnSync(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+          "-keyout", join(tls, "key.pem"), "-out", join(tls, "cert.pem")],
+        { stderr: "pipe" },
+      );
+      expect(made.exitCode).toBe(0);
+      Bun.spawnSync(["cp", join(tls, "cert.pem"), join(tls, "key.pem"), join(machine.root, "root/")]);
+      rmSync(tls, { recursive: true, force: true });
+      machine.sh(`cd ${CONF} && install -m 0600 /root/cert.pem tls-cert.pem && install -m 0600 /root/key.pem tls-key.pem`);
+      machine.sh(`cd ${CONF} && printf 'TLS_CERT_FILE=/run/product-cost-export/tls-cert\\nTLS_KEY_FILE=/run/product-cost-export/tls-key\\n' >> env`);
+      expect(machine.run(["systemctl", "restart", "product-cost-export"]).code).toBe(0);
+      expect(machine.sh(`curl -sS --cacert /root/cert.pem https://127.0.0.1:${port}/readyz`)).toBe('{"detail":"READY"}');
+      expect(machine.run(["curl", "-sS", `http://127.0.0.1:${port}/readyz`]).code).not.toBe(0);
+    }, 30_000);
 
     test("apt purge: the service stopped, and nothing left (executable, units, configuration, runtime files)", async () => {
       expect(machine.run(["apt-get", "purge", "-y", "-q", "product-cost-export"]).code).toBe(0);
