@@ -82,8 +82,8 @@ EnvironmentFile=${CONFIG_DIRECTORY}/env
 # To keep the database password out of env: the URL alone in ${CONFIG_DIRECTORY}/database-url.
 # To let the service fold changes into the rollup itself (no refresh timer): the owner's URL in
 # ${CONFIG_DIRECTORY}/refresh-database-url.
-# HTTPS: tls-cert.pem and tls-key.pem under ${CONFIG_DIRECTORY}/, and uncomment:
-#Environment=TLS_CERT_FILE=${runtime}/tls-cert TLS_KEY_FILE=${runtime}/tls-key
+# HTTPS: tls-cert.pem and tls-key.pem under ${CONFIG_DIRECTORY}/, and in its env (no drop-in
+# needed): TLS_CERT_FILE=/run/${RUNTIME_DIRECTORY}/tls-cert and TLS_KEY_FILE=/run/${RUNTIME_DIRECTORY}/tls-key
 Restart=on-failure
 RestartSec=2
 # Exit code 2 is bad configuration: restarting would fail the same way.
