@@ -1,5 +1,5 @@
 // `refresh [--rebuild]`: folds what writers noted into the rollup (the timer's job, every
-// minute), with progress on stderr and a summary line. SIGTERM or SIGINT (systemd's stop or
+// minute), with progress on stderr and a summary line (at debug when there was nothing to do). SIGTERM or SIGINT (systemd's stop or
 // TimeoutStartSec, Ctrl-C) stops it at once: its statement is cancelled in PostgreSQL, the
 // step it was in rolls back (the steps before it stay), its lock is released, exit code 1.
 
@@ -25,6 +25,8 @@ export async function runRefresh({ config, own }: CommandLine, logger: Logger): 
       ...EVERY_MINUTE,
       signal: stop.signal,
     });
-    logger.info("refreshed", { ...refreshed, database: db.description });
+    // The timer runs it every minute: a run that found nothing to do is no news (1,440 lines a day).
+    const idle = refreshed?.mode === "none" && refreshed.answers === 0;
+    logger[idle ? "debug" : "info"]("refreshed", { ...refreshed, database: db.description });
   });
 }

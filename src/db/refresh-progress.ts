@@ -8,7 +8,7 @@ const STEPS = { totals: "adding up daily rows into totals to date", answers: "re
 
 /** Folds the change log in, with progress lines; the report for the log. */
 export async function refreshWithProgress(command: string, sql: Sql, options: Pick<RefreshOptions, "rebuild" | "renderBudgetMs" | "upkeepWhenIdle" | "signal"> = {}) {
-  const lines = progressLines(command);
+  const lines = progressLines(command, { quietWhenQuick: true });
   try {
     return await refreshRollup(sql, { ...options, onProgress: (p) => lines.report(STEPS[p.step], p.done, p.total) });
   } finally {

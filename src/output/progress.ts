@@ -1,7 +1,7 @@
 // Progress of a long command (migrate, refresh, load-csv) on stderr, for the person or the
 // journal watching it. Not on a terminal: a plain line at most every two seconds per step,
-// with the share done and an estimate of the time left, and always the line that finishes
-// a step. On a terminal: one line rewritten in place (a live bar), several times a second.
+// with the share done and an estimate of the time left, and the line that finishes a step
+// (unless it was quick and the caller asked for quiet: quietWhenQuick). On a terminal: one line rewritten in place (a live bar), several times a second.
 
 export interface Progress {
   /**
@@ -20,6 +20,12 @@ export interface ProgressOptions {
   everyMs?: number;
   /** How `done` and `total` are shown (bytes as MB, for instance). */
   unit?: (n: number) => string;
+  /**
+   * Not on a terminal: a step that ends within everyMs of its start writes no line at all (the
+   * command's summary says what it did). For the refresh the timer runs every minute, whose
+   * short steps would otherwise put a plain line among the journal's JSON each time.
+   */
+  quietWhenQuick?: boolean;
 }
 
 const BAR_WIDTH = 24;
@@ -38,6 +44,7 @@ export function progressLines(command: string, options: ProgressOptions = {}): P
       if (!started.has(step)) started.set(step, now);
       const finished = total !== undefined && done >= total;
       if (!finished && now - lastLine < everyMs) return;
+      if (finished && !live && options.quietWhenQuick && now - started.get(step)! < everyMs) return;
       lastLine = now;
       const elapsed = (now - started.get(step)!) / 1000;
       let text: string;

@@ -816,6 +816,22 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
       }
     });
 
+    test("the timer's refresh with nothing to fold writes nothing at info (one JSON line at debug); one that folds, its summary (issue 46)", async () => {
+      const db = await testDatabase();
+      // Whatever an earlier test left, then the answers an idle run renders (up to 2 s a run).
+      for (let i = 0; i < 2; i++) expect(run(["refresh"], { DATABASE_URL: db.url }).code).toBe(0);
+      const idle = run(["refresh"], { DATABASE_URL: db.url });
+      expect(idle).toEqual({ code: 0, stdout: "", stderr: "" });
+      const debug = run(["refresh"], { DATABASE_URL: db.url, LOG_LEVEL: "debug" });
+      const lines = debug.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect([debug.code, debug.stderr, lines.filter((l) => l.msg === "refreshed").map((l) => [l.level, l.mode])]).toEqual([0, "", [["debug", "none"]]]);
+      // A change and its undoing: two notes to fold, and the data as the other tests expect it.
+      for (let i = 0; i < 2; i++) await admin`update products set is_sample = not is_sample where product_id = (select min(product_id) from products)`;
+      const folded = run(["refresh"], { DATABASE_URL: db.url });
+      expect([folded.code, folded.stderr]).toEqual([0, ""]);
+      expect(JSON.parse(folded.stdout)).toMatchObject({ level: "info", msg: "refreshed", mode: "changes" });
+    });
+
     test("the role made by `print-sql read-only-role | psql` serves the API and /readyz, and cannot write", async () => {
       const KEY = "read-only-role-key-5a0c";
       const role = `pce_ro_${process.pid}`;

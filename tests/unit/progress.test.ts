@@ -16,6 +16,18 @@ describe("progress on stderr", () => {
     ]);
   });
 
+  test("quietWhenQuick, not a terminal: a step ended within everyMs writes nothing; a longer one its lines as before (the timer's refresh, issue 46)", async () => {
+    const out: string[] = [];
+    const p = progressLines("refresh", { write: (t) => out.push(t), live: false, everyMs: 50, quietWhenQuick: true });
+    p.report("rendering", 1, 3);
+    p.report("rendering", 3, 3);
+    expect(out).toEqual([]);
+    p.report("folding", 0, 2);
+    await Bun.sleep(60);
+    p.report("folding", 2, 2);
+    expect(out.map((l) => l.replace(/in \d+\.\d s/, "in T s"))).toEqual(["refresh: folding: 100% (2 of 2) in T s\n"]);
+  });
+
   test("lines in between come at most every everyMs; an unknown total shows the count alone", () => {
     const out: string[] = [];
     const p = progressLines("load-csv", { write: (t) => out.push(t), live: false, everyMs: 60_000, unit: (n) => `${n} rows` });
