@@ -28,15 +28,42 @@ export async function assertReadable(sql: Sql): Promise<ReadSource> {
   return source;
 }
 
+/**
+ * `sql`, keeping the statements it runs (postgres.js's unsafe(), all the check uses) so that
+ * a check past its deadline cancels the one still running: left alone, a probe waiting on a
+ * lock (a writer's ACCESS EXCLUSIVE, migrate) waited until its statement timeout, holding the
+ * readiness session, so each next /readyz and /metrics poll queued behind it.
+ */
+function cancellable(sql: Sql): { sql: Sql; cancel(): void } {
+  const running = new Set<{ cancel(): void }>();
+  const tracked = new Proxy(sql, {
+    get(target, property, receiver) {
+      if (property !== "unsafe") return Reflect.get(target, property, receiver);
+      return (...args: Parameters<Sql["unsafe"]>) => {
+        const query = target.unsafe(...args);
+        running.add(query);
+        const done = () => void running.delete(query);
+        query.then(done, done);
+        return query;
+      };
+    },
+  });
+  return { sql: tracked, cancel: () => running.forEach((query) => query.cancel()) };
+}
+
 /** Readiness, within `timeoutMs`; through `guard` when given, so a known outage is reported without a new connection. */
 export async function checkReadiness(sql: Sql, timeoutMs: number, guard?: DatabaseGuard): Promise<Readiness> {
+  const check = cancellable(sql);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DatabaseDeadlineError(timeoutMs)), timeoutMs);
+    timer = setTimeout(() => {
+      check.cancel();
+      reject(new DatabaseDeadlineError(timeoutMs));
+    }, timeoutMs);
   });
   // Its own session may have been ended while idle (a restart, pg_terminate_backend): that says
   // nothing about the database, so it is tried once more on a new one, as a read would be.
-  const readable = () => assertReadable(sql).catch((err) => (isStaleConnection(err) ? assertReadable(sql) : Promise.reject(err)));
+  const readable = () => assertReadable(check.sql).catch((err) => (isStaleConnection(err) ? assertReadable(check.sql) : Promise.reject(err)));
   const attempt = () => Promise.race([readable(), deadline]);
   try {
     const source = await (guard ? guard.run(attempt, "readiness") : attempt());

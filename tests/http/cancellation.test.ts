@@ -179,7 +179,8 @@ describeWithPostgres("timeouts and cancellation", () => {
       } finally {
         await unlock();
       }
-    });
+      // The scrape reads readiness too (issue 46), whose probe waits on the lock until its own 2 s deadline.
+    }, 15_000);
 
     test("mid-response: a reader too slow for the deadline gets a broken transfer and the cursor is closed", async () => {
       const { sql, name } = pool();
