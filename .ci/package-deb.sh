@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packages an executable as a .deb with Debian's own dpkg-deb (no other packaging tool):
 # /usr/bin/product-cost-export, its three systemd units (printed by the executable itself),
-# the Debian copyright and changelog, and the maintainer scripts of .ci/deb/. build.sh runs
+# the Debian copyright and changelog, the alert rules and dashboard of docs/monitoring/, and
+# the maintainer scripts of .ci/deb/. build.sh runs
 # it (`bash build.sh deb`); the real-systemd test runs it on the executable it tests.
 #
 #   bash .ci/package-deb.sh <executable> <amd64|arm64> <version> <out-dir> [<executable to print the units with>]
@@ -30,6 +31,9 @@ chmod 0644 "$root/lib/systemd/system/"*
 doc="$root/usr/share/doc/$name"
 install -d -m 0755 "$doc"
 install -m 0644 .ci/deb/copyright "$doc/copyright"
+# The alert rules and the dashboard, beside the executable they were tested against.
+install -D -m 0644 docs/monitoring/alerts.yml "$doc/monitoring/alerts.yml"
+install -D -m 0644 docs/monitoring/grafana-dashboard.json "$doc/monitoring/grafana-dashboard.json"
 install -D -m 0644 .ci/deb/lintian-overrides "$root/usr/share/lintian/overrides/$name"
 # A native package's changelog, as Debian policy wants it (gzip -9n: no name or time inside).
 {

@@ -33,6 +33,9 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(`product-cost-export: ${err instanceof Error ? err.message : String(err)}\n`);
+  // At priority err under journald (as the JSON lines say theirs), or `journalctl -p warning`
+  // would hide why the service stopped: journald logs an unmarked stderr line at info.
+  const priority = stdoutIsJournal(process.env, 2) ? "<3>" : "";
+  process.stderr.write(`${priority}product-cost-export: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(classify(err).exitCode);
 });

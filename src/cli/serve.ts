@@ -9,7 +9,7 @@ import { ConfigError, type Config } from "../settings/config.ts";
 import { ShutdownCutError } from "../failures.ts";
 import { startBackgroundRefresh } from "../db/background-refresh.ts";
 import { openDatabase } from "../db/open.ts";
-import { listen } from "../http/server.ts";
+import { certificateNotAfter, listen, readTls } from "../http/server.ts";
 import { createService } from "../http/service.ts";
 import { errorFields, type Logger } from "../output/log.ts";
 import { createServiceMetrics } from "../metrics/service-metrics.ts";
@@ -54,6 +54,8 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   });
   const tlsServed = tlsDigest(config);
   const server = listen(config, handle, logger, rawRoutes);
+  const tls = metrics && readTls(config);
+  if (tls) metrics.trackCertificate(certificateNotAfter(tls.cert));
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
   // A SIGHUP that came earlier (early-signals.ts kept it) is applied now, once.
   takeOverSighup(

@@ -89,6 +89,12 @@ export function createApp(deps: AppDeps) {
   const readLag = deps.rollupLag;
   const rollupLag = readLag && (async () => (source?.last()?.name === "daily" ? undefined : await readLag()));
   if (rollupLag) deps.metrics?.trackRollupLag(rollupLag);
+  // As /readyz answers: the database's problem first, then no key.
+  deps.metrics?.trackReadiness(async () => {
+    const r = await deps.readiness();
+    if (!r.ready) return r.problem.code;
+    return deps.keys().size === 0 ? NOT_CONFIGURED().detail : null;
+  });
   const answer = productCostsAnswer({
     sql: deps.sql,
     admission,

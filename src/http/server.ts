@@ -3,6 +3,7 @@
 // and CBC-SHA1 suites; it already refuses TLS 1.1 and older) and Strict-Transport-Security
 // on every answer the handler makes (HSTS_MAX_AGE; Bun's bare parser errors have none).
 
+import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ConfigError, INTERMEDIATE_CIPHERS } from "../settings/config.ts";
 import { ListenError } from "../failures.ts";
@@ -32,6 +33,12 @@ export function readTls(options: ListenOptions): { cert: string; key: string } |
     }
   };
   return { cert: read(options.tlsCertFile, "TLS_CERT_FILE"), key: read(options.tlsKeyFile, "TLS_KEY_FILE") };
+}
+
+/** When the served chain's first certificate expires (its earliest notAfter), in seconds since the epoch. */
+export function certificateNotAfter(chainPem: string): number {
+  const certificates = chainPem.split(/(?<=-----END CERTIFICATE-----)/).filter((part) => part.includes("-----BEGIN CERTIFICATE-----"));
+  return Math.min(...certificates.map((pem) => Date.parse(new X509Certificate(pem).validTo) / 1000));
 }
 
 /** `rawRoutes`: the patterns Bun's router matches on the raw target, each told to the handler (raw-routes.ts). */

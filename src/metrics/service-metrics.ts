@@ -64,6 +64,10 @@ export interface ServiceMetrics {
   trackRollupLag(read: () => Promise<RollupLag | undefined>): void;
   /** Where the answer cache's series read from (none: no series, ANSWER_CACHE_MB=0). */
   trackAnswerCache(read: () => AnswerCacheCounts): void;
+  /** The served certificate's expiry (server.ts: certificateNotAfter), when serving HTTPS. */
+  trackCertificate(notAfterSeconds: number): void;
+  /** Whether a request would be answered now, as /readyz says: null when ready, else its problem's code (read at each scrape). */
+  trackReadiness(read: () => Promise<string | null>): void;
   /** Which source reads take their rows from now (undefined before the first read or check: no series). */
   trackReadSource(read: () => "rollup" | "daily" | undefined): void;
   /** Records finished requests; `routes` are the app's route templates (every other path is one label). */
@@ -88,6 +92,9 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   let readLag: () => Promise<RollupLag | undefined> = async () => undefined;
   let cache: (() => AnswerCacheCounts) | undefined;
   let lag: RollupLag | undefined; // as read for the scrape being rendered
+  let readReadiness: (() => Promise<string | null>) | undefined;
+  let certificateExpiry: number | undefined;
+  let notReady: string | null | undefined; // as read for the scrape being rendered (undefined: not tracked)
 
   const requests = registry.counter(`${PREFIX}http_requests_total`, "HTTP requests answered, by method, route template and status.");
   const duration = registry.histogram(
@@ -153,6 +160,16 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     () => (lag ? [[{}, lag.refreshFailing ? 1 : 0]] : []),
   );
   registry.gauge(
+    `${PREFIX}ready`,
+    "1 when a request would be answered now (GET /readyz's 200), 0 when not: a database problem or no API key, named by not_ready. Read at each scrape, so an outage shows without traffic.",
+    () => (notReady === undefined ? [] : [[{}, notReady === null ? 1 : 0]]),
+  );
+  registry.gauge(
+    `${PREFIX}not_ready`,
+    "1, labelled with the problem /readyz names (DATABASE_UNAVAILABLE, AUTHENTICATION_FAILED, EXTERNAL_API_NOT_CONFIGURED ...), while the service is not ready; absent when it is.",
+    () => (notReady ? [[{ problem: notReady }, 1]] : []),
+  );
+  registry.gauge(
     `${PREFIX}read_source`,
     "Where reads take their rows from now: 1 for the source in use, 0 for the other. rollup: the rollup `migrate` builds; daily: the daily rows directly, where the rollup is not there for this build or the role may not read it (exact either way; long ranges slower, no ETags).",
     () => {
@@ -166,6 +183,11 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   registry.counterOf(`${PREFIX}answer_cache_evictions_total`, "Answers pushed out of the cache to stay within ANSWER_CACHE_MB, least recently used first.", cached((c) => c.evictions));
   registry.gauge(`${PREFIX}answer_cache_bytes`, "Bytes the answer cache holds (answers and their compressed forms).", cached((c) => c.bytes));
   registry.gauge(`${PREFIX}answer_cache_entries`, "Answers the answer cache holds.", cached((c) => c.entries));
+  registry.gauge(
+    `${PREFIX}tls_certificate_expiry_timestamp_seconds`,
+    "When the certificate served expires (the chain's earliest notAfter), in seconds since the epoch; absent without HTTPS. The one read at start: a renewed certificate is served, and shown here, after a restart.",
+    () => (certificateExpiry === undefined ? [] : [[{}, certificateExpiry]]),
+  );
   registry.gauge(`${PREFIX}build_info`, "The running version and commit (always 1).", () => [[{ version: options.version, commit: options.commit }, 1]]);
   registry.gauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.", () => [[{}, startedAt]]);
   registry.gauge("process_resident_memory_bytes", "Resident memory size, in bytes.", () => [[{}, process.memoryUsage.rss()]]);
@@ -176,7 +198,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
 
   return {
     async render() {
-      lag = await readLag().catch(() => undefined);
+      [lag, notReady] = await Promise.all([readLag().catch(() => undefined), readReadiness?.().catch(() => "READINESS_CHECK_FAILED")]);
       return registry.render();
     },
     trackPool(read) {
@@ -187,6 +209,12 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     },
     trackAnswerCache(read) {
       cache = read;
+    },
+    trackCertificate(notAfterSeconds) {
+      certificateExpiry = notAfterSeconds;
+    },
+    trackReadiness(read) {
+      readReadiness = read;
     },
     trackReadSource(read) {
       readSource = read;

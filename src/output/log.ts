@@ -20,14 +20,14 @@ export interface LoggerOptions {
 const PRIORITY: Record<Level, number> = { error: 3, warn: 4, info: 6, debug: 7 };
 
 /**
- * Whether stdout is journald's stream: systemd sets JOURNAL_STREAM to its device and inode
- * (a shell started from the service's environment would inherit the variable, not the stream).
+ * Whether stdout (or `fd`) is journald's stream: systemd sets JOURNAL_STREAM to its device and
+ * inode (a shell started from the service's environment would inherit the variable, not the stream).
  */
-export function stdoutIsJournal(env: Record<string, string | undefined> = process.env): boolean {
+export function stdoutIsJournal(env: Record<string, string | undefined> = process.env, fd = 1): boolean {
   const stream = env.JOURNAL_STREAM;
   if (!stream) return false;
   try {
-    const { dev, ino } = fstatSync(1);
+    const { dev, ino } = fstatSync(fd);
     return stream === `${dev}:${ino}`;
   } catch {
     return false;

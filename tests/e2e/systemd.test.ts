@@ -10,6 +10,7 @@
 // reported as skipped, the reason in its name).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -122,6 +123,9 @@ if (skipped) {
       expect(installed.stdout + installed.stderr).toContain(`product-cost-export: not started: write ${CONF}/env`);
       expect(machine.sh("stat -c '%a %U' /etc/product-cost-export").trim()).toBe("700 root");
       expect(machine.sh("product-cost-export version")).toStartWith(`product-cost-export ${VERSION}`);
+      // The alert rules and the dashboard come with it (README: Monitoring), as in the source tree.
+      expect(machine.sh("cat /usr/share/doc/product-cost-export/monitoring/alerts.yml")).toBe(readFileSync(join(ROOT, "docs/monitoring/alerts.yml"), "utf8"));
+      expect(machine.run(["test", "-f", "/usr/share/doc/product-cost-export/monitoring/grafana-dashboard.json"]).code).toBe(0);
       expect(show("product-cost-export.service", "UnitFileState", "ActiveState", "Type", "DynamicUser")).toEqual({
         UnitFileState: "enabled",
         ActiveState: "inactive",
@@ -186,6 +190,8 @@ if (skipped) {
       await Bun.sleep(3000); // RestartSec=2: a restart would have happened by now
       expect(show("product-cost-export.service", "ActiveState", "ExecMainStatus", "NRestarts")).toEqual({ ActiveState: "failed", ExecMainStatus: "2", NRestarts: "0" });
       expect(journal("")).toContain("PORT must be a whole number");
+      // At priority err: the alerts' `journalctl -p warning` shows why it stopped.
+      expect(journal("-p warning")).toContain("product-cost-export: PORT must be a whole number");
       machine.sh(`cp /root/env.good ${CONF}/env && systemctl reset-failed product-cost-export && systemctl start product-cost-export`);
       expect((await get("/readyz")).status).toBe(200);
     });
@@ -244,6 +250,14 @@ if (skipped) {
       expect(units()).toEqual(asLeft);
     }, 120_000);
 
+    test("rollback as the README says: apt install --allow-downgrades the previous .deb, the configuration kept, serving", async () => {
+      const rolledBack = machine.run(["apt-get", "install", "-y", "-q", "--allow-downgrades", `/root/product-cost-export_${VERSION}_amd64.deb`]);
+      expect(rolledBack.code).toBe(0);
+      expect(machine.sh("dpkg-query -W -f '${Version}' product-cost-export")).toBe(VERSION);
+      expect(show("product-cost-export.service", "ActiveState")).toEqual({ ActiveState: "active" });
+      expect((await get(JAN, key)).status).toBe(200);
+    }, 120_000);
+
     test("HTTPS as README step 7: the certificate and key in /etc/product-cost-export, two lines in env, a restart", () => {
       // A self-signed certificate for the address the test connects to, made on the host.
       const tls = mkdtempSync(join(tmpdir(), "pce-tls-"));
@@ -254,11 +268,17 @@ if (skipped) {
       );
       expect(made.exitCode).toBe(0);
       Bun.spawnSync(["cp", join(tls, "cert.pem"), join(tls, "key.pem"), join(machine.root, "root/")]);
+      const notAfter = Date.parse(new X509Certificate(readFileSync(join(tls, "cert.pem"))).validTo) / 1000;
       rmSync(tls, { recursive: true, force: true });
       machine.sh(`cd ${CONF} && install -m 0600 /root/cert.pem tls-cert.pem && install -m 0600 /root/key.pem tls-key.pem`);
       machine.sh(`cd ${CONF} && printf 'TLS_CERT_FILE=/run/product-cost-export/tls-cert\\nTLS_KEY_FILE=/run/product-cost-export/tls-key\\n' >> env`);
       expect(machine.run(["systemctl", "restart", "product-cost-export"]).code).toBe(0);
       expect(machine.sh(`curl -sS --cacert /root/cert.pem https://127.0.0.1:${port}/readyz`)).toBe('{"detail":"READY"}');
+      // The served certificate's expiry, for the alert ProductCostExportCertificateExpiring.
+      const metrics = machine.sh(`curl -sS --cacert /root/cert.pem https://127.0.0.1:${port}/metrics`);
+      const expiry = Number(/^product_cost_export_tls_certificate_expiry_timestamp_seconds (\S+)$/m.exec(metrics)?.[1]);
+      expect(expiry).toBe(notAfter);
+      expect(Math.abs(expiry - Date.now() / 1000 - 2 * 86400)).toBeLessThan(600);
       expect(machine.run(["curl", "-sS", `http://127.0.0.1:${port}/readyz`]).code).not.toBe(0);
     }, 30_000);
 

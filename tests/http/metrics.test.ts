@@ -7,7 +7,7 @@ import { createPool } from "../../src/db/client.ts";
 import { REFRESH_LOCK_ID, refreshRollup } from "../../src/db/refresh.ts";
 import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
-import { KEY, noDatabase, testApp, type TestApp } from "../support/app.ts";
+import { KEY, noDatabase, ring, testApp, type TestApp } from "../support/app.ts";
 import { waitUntil } from "../support/faults.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, PRODUCTS } from "./fixture.ts";
@@ -66,12 +66,15 @@ describeBackends("metrics on $name", (backend) => {
       `# TYPE ${P}rollup_last_refresh_duration_seconds gauge`,
       `# TYPE ${P}rollup_refresh_running_seconds gauge`,
       `# TYPE ${P}rollup_refresh_failing gauge`,
+      `# TYPE ${P}ready gauge`,
+      `# TYPE ${P}not_ready gauge`,
       `# TYPE ${P}read_source gauge`,
       `# TYPE ${P}answer_cache_hits_total counter`,
       `# TYPE ${P}answer_cache_misses_total counter`,
       `# TYPE ${P}answer_cache_evictions_total counter`,
       `# TYPE ${P}answer_cache_bytes gauge`,
       `# TYPE ${P}answer_cache_entries gauge`,
+      `# TYPE ${P}tls_certificate_expiry_timestamp_seconds gauge`,
       `# TYPE ${P}build_info gauge`,
       "# TYPE process_start_time_seconds gauge",
       "# TYPE process_resident_memory_bytes gauge",
@@ -81,6 +84,16 @@ describeBackends("metrics on $name", (backend) => {
     expect(samples(text, `${P}rows_served_total`)).toEqual([`${P}rows_served_total{format="csv"} 0`, `${P}rows_served_total{format="json"} 0`]);
     expect(samples(text, `${P}request_timeouts_total`)).toEqual([`${P}request_timeouts_total 0`]);
     expect(text.endsWith("\n")).toBe(true);
+  });
+
+  test("readiness at each scrape, with no request: ready 1; with no key, 0 and not_ready naming EXTERNAL_API_NOT_CONFIGURED, as /readyz", async () => {
+    const [app] = fresh();
+    const ready = await scrape(app);
+    expect([samples(ready.text, `${P}ready`), samples(ready.text, `${P}not_ready`)]).toEqual([[`${P}ready 1`], []]);
+    const [keyless] = fresh({ keys: ring() });
+    const notReady = await scrape(keyless);
+    expect([samples(notReady.text, `${P}ready`), samples(notReady.text, `${P}not_ready`)]).toEqual([[`${P}ready 0`], [`${P}not_ready{problem="EXTERNAL_API_NOT_CONFIGURED"} 1`]]);
+    expect((await keyless.get("/readyz")).status).toBe(503);
   });
 
   test("the rollup's lag: changes waiting move with writes and return to 0 after a refresh; its age is the last refresh's; /readyz names a large lag", async () => {
@@ -300,6 +313,17 @@ describe("database errors by kind", () => {
     ]);
     expect(samples(text, `${P}http_requests_total`)).toEqual([`${P}http_requests_total{method="GET",route="/external/v1/product-costs",status="503"} 2`]);
     expect(text).not.toContain("pw-in-url-9");
+  });
+
+  test("a database that is down shows in the readiness gauges without any request (issue 46: an outage with no traffic alerts)", async () => {
+    const gone = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const refusedPort = gone.port;
+    gone.stop(true);
+    const metrics = createServiceMetrics({ version: "v", commit: "c" });
+    const idle = testApp(poolTo(refusedPort), { metrics });
+    const { text } = await scrape(idle);
+    expect([samples(text, `${P}ready`), samples(text, `${P}not_ready`)]).toEqual([[`${P}ready 0`], [`${P}not_ready{problem="DATABASE_UNAVAILABLE"} 1`]]);
+    expect(samples(text, `${P}http_requests_total`)).toEqual([]); // no request before this scrape
   });
 });
 

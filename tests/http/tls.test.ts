@@ -7,11 +7,11 @@
 // renewed one needs a restart (docs/architecture.md, Known limits).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULTS } from "../../src/settings/config.ts";
-import { listen, type ListenOptions } from "../../src/http/server.ts";
+import { certificateNotAfter, listen, type ListenOptions } from "../../src/http/server.ts";
 import { noDatabase, testApp } from "../support/app.ts";
 import { memoryLogger } from "../support/memory-logger.ts";
 
@@ -157,3 +157,17 @@ test("Bun 1.4.5 pin: server.reload({ tls }) keeps serving the first certificate 
     server.stop(true);
   }
 });
+
+test("the certificate's expiry (the /metrics gauge, issue 46): the chain's earliest notAfter, as openssl reads it", () => {
+  const enddate = (file: string) => Date.parse(Bun.spawnSync(["openssl", "x509", "-noout", "-enddate", "-in", file]).stdout.toString().trim().replace("notAfter=", "")) / 1000;
+  const leaf = certificate("expiry-leaf", "ec").tlsCertFile;
+  const longer = join(dir, "expiry-longer.crt");
+  const made = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "30", "-subj", "/CN=longer", "-keyout", join(dir, "expiry-longer.key"), "-out", longer]);
+  expect(made.exitCode).toBe(0);
+  expect(certificateNotAfter(readFileSync(leaf, "utf8"))).toBe(enddate(leaf));
+  // Either order of the chain: the earliest expiry is the one that breaks HTTPS first.
+  expect(certificateNotAfter(readFileSync(longer, "utf8") + readFileSync(leaf, "utf8"))).toBe(enddate(leaf));
+  expect(certificateNotAfter(readFileSync(longer, "utf8"))).toBe(enddate(longer));
+  expect(enddate(longer) - enddate(leaf)).toBeGreaterThan(27 * 86400);
+});
+
