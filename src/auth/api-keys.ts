@@ -6,6 +6,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../settings/config.ts";
+import { copyOf } from "../systemd/units.ts";
 
 // The prefix in any case (SHA256: as people write it), then 64 hex digits in any case.
 const DIGEST_PREFIX = /^sha256:/i;
@@ -153,7 +154,7 @@ function readNow(file: string): KeyFileContent {
   try {
     return { text: readFileSync(file, "utf8"), mode: statSync(file).mode };
   } catch (err) {
-    throw new ConfigError(`cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw keyFileUnreadable(file, err);
   }
 }
 
@@ -208,4 +209,9 @@ export function loadKeyRing(
     }
   }
   return buildKeyRing(entries, fileWarnings, fileKeys);
+}
+
+/** A key file that cannot be read, said with its cause and, for a staged copy, the file to fix. */
+export function keyFileUnreadable(file: string, err: unknown): ConfigError {
+  return new ConfigError(`cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}${copyOf(file)}`);
 }

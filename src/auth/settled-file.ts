@@ -8,7 +8,7 @@
 
 import { readFileSync, statSync, type Stats } from "node:fs";
 import { ConfigError } from "../settings/config.ts";
-import type { KeyFileContent } from "./api-keys.ts";
+import { keyFileUnreadable, type KeyFileContent } from "./api-keys.ts";
 
 export const SETTLE_MS = 500;
 export const TIMEOUT_MS = 5000;
@@ -19,7 +19,7 @@ function statOf(file: string): Stats {
   try {
     return statSync(file);
   } catch (err) {
-    throw new ConfigError(`cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw keyFileUnreadable(file, err);
   }
 }
 
@@ -34,7 +34,7 @@ export async function readSettled(file: string, settleMs = SETTLE_MS, timeoutMs 
       try {
         text = readFileSync(file, "utf8");
       } catch (err) {
-        throw new ConfigError(`cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        throw keyFileUnreadable(file, err);
       }
       if (same(before, statOf(file))) return { text, mode: before.mode };
     }

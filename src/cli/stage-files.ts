@@ -11,19 +11,10 @@
 
 import { chownSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SYSTEMD_CREDENTIAL_NAME } from "../auth/api-keys.ts";
-import { ConfigError, DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL } from "../settings/config.ts";
-import { CONFIG_DIRECTORY } from "../systemd/units.ts";
+import { ConfigError } from "../settings/config.ts";
+import { CONFIG_DIRECTORY, STAGED_FILES } from "../systemd/units.ts";
 import type { CommandLine } from "./command-line.ts";
 
-/** The files staged: the name under /etc/product-cost-export → the name the service reads. */
-export const STAGED_FILES: readonly [source: string, staged: string][] = [
-  ["api-keys", SYSTEMD_CREDENTIAL_NAME],
-  ["database-url", DATABASE_URL_CREDENTIAL],
-  ["refresh-database-url", REFRESH_DATABASE_URL_CREDENTIAL],
-  ["tls-cert.pem", "tls-cert"],
-  ["tls-key.pem", "tls-key"],
-];
 
 /**
  * Copies each file of `from` that exists into `to` (mode 0400, the owner of `to`), through a

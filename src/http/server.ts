@@ -7,6 +7,7 @@ import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ConfigError, INTERMEDIATE_CIPHERS } from "../settings/config.ts";
 import { ListenError } from "../failures.ts";
+import { copyOf } from "../systemd/units.ts";
 import { errorFields, type Logger } from "../output/log.ts";
 import { detailResponse } from "./responses.ts";
 import type { FetchHandler } from "./handler.ts";
@@ -29,7 +30,7 @@ export function readTls(options: ListenOptions): { cert: string; key: string } |
     try {
       return readFileSync(file, "utf8");
     } catch (err) {
-      throw new ConfigError(`cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      throw new ConfigError(`cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}${copyOf(file)}`);
     }
   };
   return { cert: read(options.tlsCertFile, "TLS_CERT_FILE"), key: read(options.tlsKeyFile, "TLS_KEY_FILE") };

@@ -8,6 +8,7 @@ import { isIP } from "node:net";
 import { join } from "node:path";
 import { DatabaseUrlError, parseDatabaseUrl, type DatabaseTarget } from "./database-url.ts";
 import { parseTrustedProxies } from "./trusted-proxies.ts";
+import { copyOf } from "../systemd/units.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -258,7 +259,7 @@ function databaseUrlOf(out: Record<string, unknown>, key: keyof typeof CREDENTIA
     if (url) return { url, source: what! };
     problems.push(`${what} is empty`);
   } catch (err) {
-    problems.push(`cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    problems.push(`cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}${copyOf(path)}`);
   }
   return undefined;
 }
@@ -269,7 +270,8 @@ function checkDatabaseUrl(url: string, source: string, problems: string[]): Data
     return parseDatabaseUrl(url);
   } catch (err) {
     if (!(err instanceof DatabaseUrlError)) throw err;
-    problems.push(`${source}: ${err.message} (expected postgres://user:password@host:5432/database)`);
+    // The shape is named only when it is the shape that is wrong (not a file the URL names).
+    problems.push(`${source}: ${err.message}${err.malformed ? " (expected postgres://user:password@host:5432/database)" : ""}`);
     return undefined;
   }
 }

@@ -16,6 +16,13 @@ import type postgres from "postgres";
 
 export class DatabaseUrlError extends Error {
   override name = "DatabaseUrlError";
+  /** false: the URL is well formed, and a file it names is the problem. */
+  constructor(
+    message: string,
+    readonly malformed = true,
+  ) {
+    super(message);
+  }
 }
 
 export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
@@ -162,7 +169,10 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
     try {
       readFileSync(file);
     } catch (err) {
-      throw new DatabaseUrlError(`${name} ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      const code = (err as NodeJS.ErrnoException).code;
+      // Under systemd the service reads it as its own dynamic user, not as root.
+      const where = code === "EACCES" ? " by the service's user: put it where every user may read it (/etc/ssl/certs)" : "";
+      throw new DatabaseUrlError(`${name} ${file} cannot be read${where}: ${code ?? (err as Error).message}`, false);
     }
   }
   if ((target.sslcert === undefined) !== (target.sslkey === undefined)) throw new DatabaseUrlError("sslcert and sslkey go together");

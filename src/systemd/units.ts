@@ -9,6 +9,28 @@
 export const CONFIG_DIRECTORY = "/etc/product-cost-export";
 /** Under /run: where the service reads the files of CONFIG_DIRECTORY (stage-files copies them). */
 export const RUNTIME_DIRECTORY = "product-cost-export";
+
+/** The files stage-files copies: the name under CONFIG_DIRECTORY → the name the service reads in its runtime directory. */
+export const STAGED_FILES: readonly [source: string, staged: string][] = [
+  ["api-keys", "product-cost-api-keys"],
+  ["database-url", "database-url"],
+  ["refresh-database-url", "refresh-database-url"],
+  ["tls-cert.pem", "tls-cert"],
+  ["tls-key.pem", "tls-key"],
+];
+
+/**
+ * For a file the service reads from a copy stage-files made (in /run/product-cost-export, or
+ * the unit's credentials directory), the words that name the operator's file to fix; else "".
+ * An error naming only the copy sent operators to a directory they never write.
+ */
+export function copyOf(path: string, credentialsDirectory = process.env.CREDENTIALS_DIRECTORY): string {
+  const slash = path.lastIndexOf("/");
+  const [directory, name] = [path.slice(0, slash), path.slice(slash + 1)];
+  if (directory !== `/run/${RUNTIME_DIRECTORY}` && directory !== credentialsDirectory) return "";
+  const source = STAGED_FILES.find(([, staged]) => staged === name)?.[0];
+  return source ? ` (a copy of ${CONFIG_DIRECTORY}/${source}, made at each start: fix or put that file there)` : "";
+}
 /** Where an operator installs the bare executable (the .deb installs /usr/bin/product-cost-export). */
 export const DEFAULT_INSTALL_PATH = "/usr/local/bin/product-cost-export";
 

@@ -2,7 +2,10 @@
 // node_modules, no sql/, no Bun), started, called over real HTTP, stopped with a signal.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { builtBinary, cleanEnv, fixtureDatabaseEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { JANUARY_NORMAL } from "../http/fixture.ts";
 
 const KEY = "e2e-key-5f1c9a";
@@ -133,6 +136,27 @@ describe("the executable's commands", () => {
   ] as const)("bad configuration %p stops with one line and exit 2", (args, env, message) => {
     const r = run([...args], env as Record<string, string>);
     expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code: 2, stderr: message, stdout: "" });
+  });
+
+  test("an sslrootcert the service's own user may not read: exit 2 saying where to put it, not the URL's shape (issue 46)", () => {
+    // Under systemd the service runs as a dynamic user: a CA file root alone may read is refused.
+    const dir = mkdtempSync(join(tmpdir(), "pce-ca-")); // mode 0700, root's
+    const ca = join(dir, "db-ca.pem");
+    writeFileSync(ca, "not read");
+    try {
+      const r = Bun.spawnSync(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", builtBinary(), "serve"], {
+        env: cleanEnv({ DATABASE_URL: `postgres://db/x?sslmode=verify-full&sslrootcert=${ca}` }),
+        cwd: "/",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      expect([r.exitCode, r.stderr.toString()]).toEqual([
+        2,
+        `product-cost-export: DATABASE_URL: sslrootcert ${ca} cannot be read by the service's user: put it where every user may read it (/etc/ssl/certs): EACCES\n`,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("hash-key prints the sha256 digest of the key on stdin", () => {

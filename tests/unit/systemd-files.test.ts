@@ -1,12 +1,16 @@
 // What the packaged unit relies on, without systemd: stage-files copies the operator's files
 // for the service's user (and removes what is gone), and the sd_notify address is written as
 // systemd expects. (Both run for real under systemd in tests/e2e/systemd.test.ts.)
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stageFiles } from "../../src/cli/stage-files.ts";
 import { ConfigError } from "../../src/settings/config.ts";
+import { SYSTEMD_CREDENTIAL_NAME } from "../../src/auth/api-keys.ts";
+import { readTls } from "../../src/http/server.ts";
+import { DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL } from "../../src/settings/config.ts";
+import { copyOf, STAGED_FILES } from "../../src/systemd/units.ts";
 import { notifySocketAddress, systemdNotifier } from "../../src/systemd/notify.ts";
 
 const work = mkdtempSync(join(tmpdir(), "pce-stage-"));
@@ -55,4 +59,27 @@ test("without NOTIFY_SOCKET nothing is sent; to a socket nobody listens on, the 
   const nobody = systemdNotifier({ NOTIFY_SOCKET: join(work, "no-such-socket") });
   expect(nobody.enabled).toBe(true);
   expect(() => nobody.notify("READY=1")).toThrow(`sd_notify: sendto ${join(work, "no-such-socket")} failed`);
+});
+
+describe("errors about a staged copy name the operator's file (issue 46)", () => {
+  test("copyOf: the file under /etc/product-cost-export for a copy in /run/product-cost-export or the credentials directory; nothing for any other path", () => {
+    const note = (source: string) => ` (a copy of /etc/product-cost-export/${source}, made at each start: fix or put that file there)`;
+    expect(copyOf("/run/product-cost-export/tls-cert", undefined)).toBe(note("tls-cert.pem"));
+    expect(copyOf("/run/product-cost-export/tls-key", undefined)).toBe(note("tls-key.pem"));
+    expect(copyOf("/x/credentials/product-cost-api-keys", "/x/credentials")).toBe(note("api-keys"));
+    expect(copyOf("/x/credentials/database-url", "/x/credentials")).toBe(note("database-url"));
+    expect(copyOf("/etc/product-cost-export/api-keys", "/x/credentials")).toBe("");
+    expect(copyOf("/run/product-cost-export/unknown", undefined)).toBe("");
+    expect(copyOf("/srv/keys/product-cost-api-keys", "/x/credentials")).toBe("");
+  });
+
+  test("the names stage-files writes are the credentials the service reads", () => {
+    expect(STAGED_FILES.map(([, staged]) => staged)).toEqual(expect.arrayContaining([SYSTEMD_CREDENTIAL_NAME, DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL]));
+  });
+
+  test("an HTTPS start whose certificate copy is missing says which file to put in place", () => {
+    expect(() => readTls({ host: "127.0.0.1", port: 0, tlsCertFile: "/run/product-cost-export/tls-cert", tlsKeyFile: "/run/product-cost-export/tls-key" })).toThrow(
+      "cannot read TLS_CERT_FILE /run/product-cost-export/tls-cert: ENOENT (a copy of /etc/product-cost-export/tls-cert.pem, made at each start: fix or put that file there)",
+    );
+  });
 });
