@@ -43,7 +43,7 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   const db = await openDatabase(config, true, logger);
   const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
   let serverCut: ShutdownCutError | undefined; // set when the shutdown timeout closes what is left
-  const { handle, rawRoutes, readiness } = createService({
+  const { handle, monitoringHandle, rawRoutes, readiness } = createService({
     serverCut: () => serverCut,
     settings: config,
     database: db,
@@ -54,6 +54,8 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   });
   const tlsServed = tlsDigest(config);
   const server = listen(config, handle, logger, rawRoutes);
+  // Plain HTTP on its own address (127.0.0.1 by default): for Prometheus and the load balancer's checks.
+  const monitoring = monitoringHandle && listen({ host: config.monitoringHost, port: config.monitoringPort }, monitoringHandle, logger, rawRoutes);
   const tls = metrics && readTls(config);
   if (tls) metrics.trackCertificate(certificateNotAfter(tls.cert));
   // Signal handlers before the "listening" line: a signal sent as soon as it appears must not kill the process.
@@ -76,6 +78,7 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
     stopping = true;
     tell("STOPPING=1");
     logger.info("shutting down", { signal, in_flight: server.pendingRequests });
+    void monitoring?.stop(false);
     const drained = server.stop(false).then(() => true);
     const timedOut = Bun.sleep(config.shutdownTimeoutMs).then(() => false);
     if (!(await Promise.race([drained, timedOut]))) {
@@ -98,6 +101,7 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
     version: VERSION,
     commit: COMMIT,
     url: server.url.toString(),
+    ...(monitoring ? { monitoring_url: monitoring.url.toString() } : {}),
     database: db.description,
     api_keys: keys.size,
     refresh: backgroundRefresh ? `by the service, every ${config.refreshIntervalS} s` : "by the refresh timer (or by hand)",

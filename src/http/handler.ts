@@ -40,10 +40,12 @@ export interface HandlerOptions {
   serverCut?: () => Error | undefined;
   /** The patterns the server registers with Bun's router (raw-routes.ts). */
   rawRoutes?: readonly string[];
+  /** The paths this listener serves (MONITORING_PORT splits them in two); the others answer 404 as unknown paths. Default: all. */
+  serves?: (path: string) => boolean;
 }
 
 export function createHandler(app: App, logger: Logger, options: HandlerOptions = {}): FetchHandler {
-  const { observe, headers, requestTimeoutMs = 0, serverCut } = options;
+  const { observe, headers, requestTimeoutMs = 0, serverCut, serves = () => true } = options;
   const addressOf = options.clientAddress ?? clientAddress(undefined);
   const rawRoutes = options.rawRoutes ?? [];
   return async (arrived, server, raw) => {
@@ -66,7 +68,7 @@ export function createHandler(app: App, logger: Logger, options: HandlerOptions 
         // the path and query exactly as routed (dot segments resolved, odd bytes escaped).
         exchange.target = requestTarget(request.url) ?? target;
         exchange.walked = walkedWithDots(arrived.url, target.path, exchange.target.path, raw, rawRoutes);
-        response = exchange.walked
+        response = exchange.walked || !serves(exchange.target.path)
           ? detailResponse(404, "Not Found")
           : (oversizedRequest(exchange.target, request.headers) ?? trailingSlashRedirect(exchange.target) ?? (await app.handle(request)));
       }

@@ -8,6 +8,12 @@ import type { RequestTarget } from "./request-target.ts";
 
 export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
 
+/** The routes for operators and their tools (health, readiness, metrics, the API's docs): MONITORING_PORT serves them apart. */
+export function isMonitoringPath(path: string): boolean {
+  const p = path.length > 1 ? path.replace(/\/+$/, "") : path;
+  return p === "/healthz" || p === "/readyz" || p === "/metrics" || p === "/openapi.json" || p === "/docs" || p.startsWith("/docs/");
+}
+
 /** The methods `path` is served with ("GET, HEAD"), or undefined when it is not served. */
 export function allowedMethods(routes: readonly { method: string; path: string }[], path: string): string | undefined {
   const methods = new Set(routes.filter((r) => r.path === path).map((r) => r.method.toUpperCase()));

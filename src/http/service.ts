@@ -21,6 +21,7 @@ import { createApp } from "./app.ts";
 import { clientAddress } from "./client-address.ts";
 import { createHandler, type FetchHandler } from "./handler.ts";
 import { rawRoutePatterns } from "./raw-routes.ts";
+import { isMonitoringPath } from "./routes.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
 import { createBufferBudget, type BufferBudget } from "./read-ahead.ts";
 
@@ -40,6 +41,7 @@ export type ServiceSettings = Pick<
   | "answerCacheMb"
   | "rateLimitPerMinute"
   | "trustedProxies"
+  | "monitoringPort"
 >;
 
 export interface ServiceParts {
@@ -65,7 +67,10 @@ export interface ServiceParts {
 }
 
 export interface Service {
+  /** The API's listener: every route, or with MONITORING_PORT all but the monitoring routes. */
   handle: FetchHandler;
+  /** With MONITORING_PORT: the monitoring routes' own listener (routes.ts: isMonitoringPath). */
+  monitoringHandle?: FetchHandler;
   /** The patterns to register with Bun's router, each routed to `handle` (raw-routes.ts). */
   rawRoutes: readonly string[];
   /** Whether a request would be answered now (/readyz, and the start-up line). */
@@ -118,7 +123,7 @@ export function createService(parts: ServiceParts): Service {
     metrics,
   });
   const rawRoutes = rawRoutePatterns(app.routes.map((r) => r.path));
-  const handle = createHandler(app, logger, {
+  const handlerOptions = {
     rawRoutes,
     observe: metrics?.observer(app.routes),
     // Every answer of a demo says so, so that made-up costs are never mistaken for real ones.
@@ -126,8 +131,14 @@ export function createService(parts: ServiceParts): Service {
     requestTimeoutMs: settings.requestTimeoutMs,
     clientAddress: clientAddress(settings.trustedProxies),
     serverCut: parts.serverCut,
-  });
-  return { handle, rawRoutes, readiness };
+  };
+  if (!settings.monitoringPort) return { handle: createHandler(app, logger, handlerOptions), rawRoutes, readiness };
+  return {
+    handle: createHandler(app, logger, { ...handlerOptions, serves: (path) => !isMonitoringPath(path) }),
+    monitoringHandle: createHandler(app, logger, { ...handlerOptions, serves: isMonitoringPath }),
+    rawRoutes,
+    readiness,
+  };
 }
 
 /** The answer cache, its files in `directory`: one is made and dropped now, so that a directory it cannot use stops the start. */

@@ -462,6 +462,29 @@ describe("health routes and logs", () => {
     }
   });
 
+  test("MONITORING_PORT: health, readiness, metrics and docs on their own listener, 404 on the API's; the API on the API's alone (issue 46)", async () => {
+    const KEY = "monitoring-key-7c21";
+    const monitoringPort = unusedPort();
+    const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS: KEY, MONITORING_PORT: String(monitoringPort) }, [], bin.dir);
+    const monitoring = `http://127.0.0.1:${monitoringPort}`;
+    try {
+      expect(server.lines.find((l) => l.msg === "listening")).toMatchObject({ monitoring_url: `${monitoring}/` });
+      const status = async (base: string, path: string) => (await fetch(base + path, { headers: { authorization: `Bearer ${KEY}` } })).status;
+      for (const path of ["/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"]) {
+        expect([path, await status(monitoring, path), await status(server.url, path)]).toEqual([path, 200, 404]);
+      }
+      // The body of a path the listener does not serve is the unknown path's, byte for byte.
+      const hidden = await fetch(server.url + "/metrics/");
+      expect([hidden.status, await hidden.text()]).toEqual([404, '{"detail":"Not Found"}']);
+      expect([await status(server.url, JAN), await status(monitoring, JAN)]).toEqual([200, 404]);
+      // One set of metrics for both listeners: the API's request is counted on the monitoring one.
+      const metrics = await (await fetch(monitoring + "/metrics")).text();
+      expect(metrics).toContain('product_cost_export_http_requests_total{method="GET",route="/external/v1/product-costs",status="200"} 1');
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   test("one JSON line per request with exactly: time, level, msg, request id, method, path, status, duration, rows, key", async () => {
     const KEY = "log-fields-key-a0b1";
     const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
