@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packages an executable as a .deb with Debian's own dpkg-deb (no other packaging tool):
 # /usr/bin/product-cost-export, its three systemd units (printed by the executable itself),
-# the Debian copyright and changelog, the alert rules and dashboard of docs/monitoring/, and
+# the Debian copyright and changelog, the alert rules and dashboard of docs/monitoring/, the
+# sample env (docs/env.example), and
 # the maintainer scripts of .ci/deb/. build.sh runs
 # it (`bash build.sh deb`); the real-systemd test runs it on the executable it tests.
 #
@@ -34,6 +35,8 @@ install -m 0644 .ci/deb/copyright "$doc/copyright"
 # The alert rules and the dashboard, beside the executable they were tested against.
 install -D -m 0644 docs/monitoring/alerts.yml "$doc/monitoring/alerts.yml"
 install -D -m 0644 docs/monitoring/grafana-dashboard.json "$doc/monitoring/grafana-dashboard.json"
+# Every setting of the service at its default, commented: a start for /etc/product-cost-export/env.
+install -m 0644 docs/env.example "$doc/env.example"
 install -D -m 0644 .ci/deb/lintian-overrides "$root/usr/share/lintian/overrides/$name"
 # A native package's changelog, as Debian policy wants it (gzip -9n: no name or time inside).
 {

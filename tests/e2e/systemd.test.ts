@@ -126,6 +126,7 @@ if (skipped) {
       // The alert rules and the dashboard come with it (README: Monitoring), as in the source tree.
       expect(machine.sh("cat /usr/share/doc/product-cost-export/monitoring/alerts.yml")).toBe(readFileSync(join(ROOT, "docs/monitoring/alerts.yml"), "utf8"));
       expect(machine.run(["test", "-f", "/usr/share/doc/product-cost-export/monitoring/grafana-dashboard.json"]).code).toBe(0);
+      expect(machine.sh("cat /usr/share/doc/product-cost-export/env.example")).toBe(readFileSync(join(ROOT, "docs/env.example"), "utf8"));
       expect(show("product-cost-export.service", "UnitFileState", "ActiveState", "Type", "DynamicUser")).toEqual({
         UnitFileState: "enabled",
         ActiveState: "inactive",
