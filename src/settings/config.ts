@@ -54,7 +54,7 @@ export const SETTINGS = [
   { key: "databaseUrl", commands: DATABASE_COMMANDS, env: "DATABASE_URL", flag: "database-url", kind: "string", default: undefined,
     help: "PostgreSQL to read (postgres://user:pass@host:5432/db; percent-encode % / ? # in the password). Wins over the database-url credential. Unset: the embedded PostgreSQL (in DATA_DIR; serve alone may run it in memory)." },
   { key: "databaseUrlFile", commands: DATABASE_COMMANDS, env: "DATABASE_URL_FILE", flag: "database-url-file", kind: "string", default: undefined,
-    help: "File holding the DATABASE_URL (one line), so the password need not be in the environment. Under systemd, LoadCredential=database-url:<file> does the same." },
+    help: "File holding the DATABASE_URL (one line), so the password need not be in the environment. Under the packaged unit: put the URL alone in /etc/product-cost-export/database-url instead." },
   { key: "dataDir", commands: DATABASE_COMMANDS, env: "DATA_DIR", flag: "data-dir", kind: "string", default: undefined,
     help: "Embedded database only: keep it in this directory instead of in memory." },
   { key: "demoData", commands: SERVE, env: "DEMO_DATA", flag: "demo-data", kind: "bool", default: undefined,
@@ -112,7 +112,7 @@ export const SETTINGS = [
   { key: "refreshDatabaseUrl", commands: SERVE, env: "REFRESH_DATABASE_URL", flag: "refresh-database-url", kind: "string", default: undefined,
     help: "A URL of the tables' owner: the service then folds writers' changes into the rollup itself, every REFRESH_INTERVAL_S (instead of the refresh timer; instances take turns). Its reads stay on DATABASE_URL's read-only sessions. Unset: the timer's job." },
   { key: "refreshDatabaseUrlFile", commands: SERVE, env: "REFRESH_DATABASE_URL_FILE", flag: "refresh-database-url-file", kind: "string", default: undefined,
-    help: "File holding the REFRESH_DATABASE_URL. Under systemd, LoadCredential=refresh-database-url:<file> does the same." },
+    help: "File holding the REFRESH_DATABASE_URL. Under the packaged unit: /etc/product-cost-export/refresh-database-url." },
   { key: "refreshIntervalS", commands: SERVE, env: "REFRESH_INTERVAL_S", flag: "refresh-interval-s", kind: "int", default: 60, min: 1, max: 86400,
     help: "With REFRESH_DATABASE_URL: seconds between the service's refreshes." },
 ] as const satisfies readonly SettingSpec[];
