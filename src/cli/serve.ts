@@ -121,12 +121,13 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   }
   logKeyWarnings(logger, keys);
   // One line on whether requests will be answered; it keeps serving (and retrying) either way.
-  // (Not once shutting down: closing the pool would fail the check for no reason of the database's.)
+  // Not ready, the check itself has said why, once ("database not usable", or "database not
+  // ready": readiness.ts). (Not once shutting down: closing the pool would fail the check for no
+  // reason of the database's.)
   const ready = await readiness();
   if (stopping) return;
   // (The daily rows' source is said by its own warning, with why and what `migrate` gives.)
   if (ready.ready) logger.info("database ready", { database: db.description, source: ready.source.name === "daily" ? "daily rows" : "rollup" });
-  else logger.error("database not ready", { problem: ready.problem.code, cause: ready.problem.cause, fix: ready.problem.fix });
 }
 
 /**

@@ -9,6 +9,7 @@
 
 import postgres from "postgres";
 import type { Sql } from "./client.ts";
+import type { Logger } from "../output/log.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
 import { DatabaseDeadlineError, isStaleConnection } from "./errors.ts";
 import { databaseProblem, problem, type DatabaseProblem } from "./problems.ts";
@@ -78,4 +79,26 @@ export async function checkReadiness(sql: Sql, timeoutMs: number, guard?: Databa
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Logs readiness as it changes, once: "database not ready" (error) when it turns not ready, or
+ * its problem changes, for a problem the guard has not logged already ("database not usable":
+ * a database that cannot be reached or read is logged there, once per episode); "database ready"
+ * (info) when it comes back after that. So neither the start nor a /readyz poll every few
+ * seconds repeats a line an operator has seen.
+ */
+export function readinessLog(logger: Logger, guard?: DatabaseGuard): (now: Readiness) => void {
+  let said: string | undefined; // the problem of the last "database not ready" line, until ready
+  return (now) => {
+    if (now.ready) {
+      if (said) logger.info("database ready", { was: said, source: now.source.name === "daily" ? "daily rows" : "rollup" });
+      said = undefined;
+      return;
+    }
+    const { code, cause, fix } = now.problem;
+    if (code === said || guard?.current()?.code === code) return;
+    logger.error("database not ready", { problem: code, cause, fix });
+    said = code;
+  };
 }

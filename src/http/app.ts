@@ -89,11 +89,15 @@ export function createApp(deps: AppDeps) {
   const readLag = deps.rollupLag;
   const rollupLag = readLag && (async () => (source?.last()?.name === "daily" ? undefined : await readLag()));
   if (rollupLag) deps.metrics?.trackRollupLag(rollupLag);
-  // As /readyz answers: the database's problem first, then no key.
-  deps.metrics?.trackReadiness(async () => {
+  // Whether a request would be answered now, as /readyz answers and the gauge shows: the
+  // database's problem first, then no key (every API request would answer 503).
+  const readyNow = async (): Promise<Readiness | typeof NO_KEYS> => {
     const r = await deps.readiness();
-    if (!r.ready) return r.problem.code;
-    return deps.keys().size === 0 ? NOT_CONFIGURED().detail : null;
+    return r.ready && deps.keys().size === 0 ? NO_KEYS : r;
+  };
+  deps.metrics?.trackReadiness(async () => {
+    const r = await readyNow();
+    return r === NO_KEYS ? NOT_CONFIGURED().detail : r.ready ? null : r.problem.code;
   });
   const answer = productCostsAnswer({
     sql: deps.sql,
@@ -167,15 +171,15 @@ export function createApp(deps: AppDeps) {
     .get(
       "/readyz",
       async ({ exchange }) => {
-        const r = await deps.readiness();
-        // The log line of a 503 carries the cause and the fix, as the body does.
-        if (!r.ready) exchange.error = new DatabaseProblemError(r.problem);
+        const r = await readyNow();
         // With no key at all every API request answers 503: not ready, or a balancer would
-        // keep sending it traffic it can only refuse. (A database problem is named first.)
-        if (r.ready && deps.keys().size === 0) {
+        // keep sending it traffic it can only refuse.
+        if (r === NO_KEYS) {
           exchange.error = NOT_CONFIGURED();
           return jsonResponse(503, { detail: NOT_CONFIGURED().detail, cause: "no API key configured: every API request answers 503", fix: NO_KEYS_FIX });
         }
+        // The log line of a 503 carries the cause and the fix, as the body does.
+        if (!r.ready) exchange.error = new DatabaseProblemError(r.problem);
         if (r.ready) {
           // Answers are exact whatever the rollup's lag: still ready, but a large lag is named.
           const lag = rollupLag ? await rollupLag() : undefined;
@@ -193,6 +197,8 @@ export function createApp(deps: AppDeps) {
   return app;
 }
 
+/** Ready but for the keys: none is configured. */
+const NO_KEYS = "no keys";
 const NO_KEYS_FIX = "add a key to the key file (product-cost-export generate-key) and reload, or set PRODUCT_COST_API_KEYS (README: API keys)";
 
 /** What /readyz says of a large rollup lag, or of a refresh that could not fold everything. */

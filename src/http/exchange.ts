@@ -170,7 +170,9 @@ export class Exchange {
       Object.assign(fields, errorFields(this.error));
       if (failure.problem) Object.assign(fields, { problem: failure.problem.code, fix: failure.problem.fix });
     }
-    const level = failure?.level ?? (status >= 500 ? "error" : POLLS.has(path) && status < 400 ? "debug" : "info");
+    // A readiness poll's 503 is at info: the problem has its own line, once, at error
+    // (readiness.ts), where a poll every few seconds would repeat it all day.
+    const level = path === "/readyz" && status === 503 ? "info" : (failure?.level ?? (status >= 500 ? "error" : POLLS.has(path) && status < 400 ? "debug" : "info"));
     logger[level]("request", fields);
   }
 }

@@ -8,7 +8,7 @@ import type { ApiKeyRing } from "../auth/api-keys.ts";
 import { ConfigError, type Config } from "../settings/config.ts";
 import type { Database } from "../db/database.ts";
 import { createDatabaseGuard } from "../db/database-guard.ts";
-import { checkReadiness, type Readiness } from "../db/readiness.ts";
+import { checkReadiness, readinessLog, type Readiness } from "../db/readiness.ts";
 import { sourceChoice } from "../db/read-source.ts";
 import { readRollupLag } from "../db/rollup-lag.ts";
 import { createSilenceWatch } from "../db/silence.ts";
@@ -84,9 +84,11 @@ export function createService(parts: ServiceParts): Service {
   // own session (a silent database would make it wait for both); the check is catalog reads.
   const source = sourceChoice(database.sql, logger, guard);
   // The readiness check finds the source as it goes: the start's check makes the first choice.
+  const logChange = readinessLog(logger, guard);
   const readiness = async () => {
     const ready = await checkReadiness(database.readinessSql, READINESS_TIMEOUT_MS, guard);
     if (ready.ready) source.observed(ready.source);
+    logChange(ready);
     return ready;
   };
   const answerCache = parts.answerCache ?? (settings.answerCacheMb > 0 ? answerCacheIn(tmpdir(), settings.answerCacheMb) : undefined);

@@ -68,7 +68,7 @@ describeWithPostgres("misconfiguration", () => {
     test("without the ETL's tables (an empty database): the start-up line, each request and /readyz say so; `migrate` fixes it without a restart", async () => {
       const url = urlWith((u) => (u.pathname = `/${UNMIGRATED}`));
       const s = await start(url);
-      const startup = await s.waitForLine((l) => l.msg === "database not ready");
+      const startup = await s.waitForLine((l) => l.msg === "database not usable");
       const fix =
         "the service reads the ETL's tables products and product_daily_costs: check that DATABASE_URL names the ETL's database; for a new database, or a rollup table dropped by hand, run `product-cost-export migrate` with a DATABASE_URL of the tables' owner";
       expect(startup).toMatchObject({ level: "error", problem: "MIGRATIONS_PENDING", cause: 'relation "product_daily_costs" does not exist', fix });
@@ -181,7 +181,7 @@ describeWithPostgres("misconfiguration", () => {
       const peer = httpPeer();
       try {
         const s = await start(`postgres://postgres@127.0.0.1:${peer.port}/pce`, { DB_POOL_MAX: "10" });
-        const startup = await s.waitForLine((l) => l.msg === "database not ready");
+        const startup = await s.waitForLine((l) => l.msg === "database not usable");
         expect(startup).toMatchObject({ problem: "NOT_POSTGRESQL" });
         expect(String(startup.cause)).toContain('it answered "HTTP/1.1 400 Bad Request');
         const before = peer.accepted();

@@ -426,7 +426,7 @@ describe("HTTPS", () => {
 });
 
 describe("health routes and logs", () => {
-  test("with the database unreachable: /healthz 200, /readyz 503, the API 503, and the log line carries the cause", async () => {
+  test("with the database unreachable: /healthz 200, /readyz 503, the API 503, the cause logged once at error, and each poll's line at info", async () => {
     const KEY = "unreachable-key-3f70";
     const server = await startBinary(bin.path, { ...NO_DATABASE, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
     try {
@@ -445,18 +445,18 @@ describe("health routes and logs", () => {
       expect([api.status, await api.text()]).toEqual([503, '{"detail":"DATABASE_UNAVAILABLE"}']);
       const line = await server.waitForLine((l) => l.request_id === "unreachable-1");
       // The start-up check found the database gone, so the guard answers at once with what it
-      // knows: at info, the episode's own line ("database not ready" here) is the error.
+      // knows: at info, the episode's own line ("database not usable") is the error.
       expect(line).toMatchObject({ level: "info", msg: "request", status: 503, key: fingerprint(KEY), problem: "DATABASE_UNAVAILABLE" });
       expect(String(line.error)).toContain("ECONNREFUSED");
-      expect(server.lines.find((l) => l.msg === "database not ready")).toMatchObject({ level: "error", problem: "DATABASE_UNAVAILABLE" });
-      // The /readyz 503 is logged with its cause and fix, not bare.
-      expect(server.lines.find((l) => l.msg === "request" && l.path === "/readyz")).toMatchObject({
-        level: "error",
-        status: 503,
-        problem: "DATABASE_UNAVAILABLE",
-        fix: "check that PostgreSQL is running and reachable at the host and port of DATABASE_URL",
-        error: expect.stringContaining("ECONNREFUSED"),
-      });
+      // A balancer's polls: each /readyz 503 logged with its cause and fix, not bare, at info.
+      for (let poll = 0; poll < 3; poll++) expect((await get(server, "/readyz")).status).toBe(503);
+      await server.waitForLine((l) => l.msg === "request" && l.path === "/readyz" && server.lines.filter((m) => m.path === "/readyz").length === 4);
+      expect(server.lines.filter((l) => l.msg === "request" && l.path === "/readyz").map((l) => [l.level, l.status, l.problem, l.fix])).toEqual(
+        Array(4).fill(["info", 503, "DATABASE_UNAVAILABLE", "check that PostgreSQL is running and reachable at the host and port of DATABASE_URL"]),
+      );
+      expect(server.lines.find((l) => l.msg === "request" && l.path === "/readyz")?.error).toContain("ECONNREFUSED");
+      // The problem itself: one line at error, from the start on, however often it is polled.
+      expect(server.lines.filter((l) => l.level === "error").map((l) => [l.msg, l.problem])).toEqual([["database not usable", "DATABASE_UNAVAILABLE"]]);
     } finally {
       expect(await server.stop()).toBe(0);
     }
@@ -573,14 +573,14 @@ describe("health routes and logs", () => {
     const { dev, ino } = statSync(out);
     const lines = async (journalStream: string) => {
       const proc = Bun.spawn([bin.path, "--port", "0"], { env: cleanEnv({ ...NO_DATABASE, JOURNAL_STREAM: journalStream }), stdout: Bun.file(out), stderr: "ignore" });
-      for (let i = 0; i < 500 && !readFileSync(out, "utf8").includes("database not ready"); i++) await Bun.sleep(20);
+      for (let i = 0; i < 500 && !readFileSync(out, "utf8").includes("database not usable"); i++) await Bun.sleep(20);
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
       return readFileSync(out, "utf8").split("\n").filter(Boolean);
     };
     const journal = await lines(`${dev}:${ino}`);
     const first = (msg: string) => journal.find((l) => l.includes(`"msg":"${msg}"`))?.slice(0, 12);
-    expect([first("listening"), first("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED"), first("database not ready")]).toEqual([
+    expect([first("listening"), first("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED"), first("database not usable")]).toEqual([
       '<6>{"time":"',
       '<4>{"time":"',
       '<3>{"time":"',
@@ -616,7 +616,6 @@ describe("health routes and logs", () => {
     }
     // The start-up check's lines and the request's may come in either order.
     expect(server.lines.map((l) => `${l.level} ${l.msg}`).sort()).toEqual([
-      "error database not ready",
       "error database not usable",
       "error request",
       "warn no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED",
@@ -919,7 +918,9 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
           503,
           '{"detail":"EXTERNAL_API_NOT_CONFIGURED","cause":"no API key configured: every API request answers 503","fix":"add a key to the key file (product-cost-export generate-key) and reload, or set PRODUCT_COST_API_KEYS (README: API keys)"}',
         ]);
-        expect(await server.waitForLine((l) => l.msg === "request" && l.path === "/readyz" && l.error === "EXTERNAL_API_NOT_CONFIGURED")).toMatchObject({ status: 503, level: "error" });
+        // A poll's line at info: the start-up warning (and each reload's) says it once.
+        expect(await server.waitForLine((l) => l.msg === "request" && l.path === "/readyz" && l.error === "EXTERNAL_API_NOT_CONFIGURED")).toMatchObject({ status: 503, level: "info" });
+        expect(server.lines.find((l) => String(l.msg).startsWith("no API key configured"))).toMatchObject({ level: "warn" });
       } finally {
         expect(await server.stop()).toBe(0);
         await serverSql.unsafe(`drop database if exists ${name} with (force)`);
