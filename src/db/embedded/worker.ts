@@ -40,25 +40,28 @@ async function start(m: StartMessage): Promise<void> {
   const timings: Record<string, number> = {};
   const t0 = performance.now();
   const mark = (name: string) => (timings[name] = Math.round(performance.now() - t0));
-  const wasm = await WebAssembly.compile(await Bun.file(pgliteWasmPath).arrayBuffer());
+  // The module compiles on threads of its own while this one unpacks the seed, if one is needed.
+  const compiling = Bun.file(pgliteWasmPath)
+    .arrayBuffer()
+    .then((bytes) => WebAssembly.compile(bytes));
+  const live = m.dataDir === undefined ? undefined : join(m.dataDir, DATABASE_DIR);
+  const seed = live === undefined || !existsSync(live) ? await seedBlob(m.seed) : undefined;
+  const wasm = await compiling;
   mark("wasm_compiled_ms");
 
-  let created = false;
-  if (m.dataDir === undefined) {
-    db = await open(undefined, await seedBlob(m.seed), wasm);
-    created = true;
+  if (live === undefined) {
+    db = await open(undefined, seed, wasm);
   } else {
-    const live = join(m.dataDir, DATABASE_DIR);
-    if (!existsSync(live)) {
+    if (seed) {
       const init = `${live}.init`;
       rmSync(init, { recursive: true, force: true }); // left by an interrupted first start
-      const fresh = await open(init, await seedBlob(m.seed), wasm);
+      const fresh = await open(init, seed, wasm);
       await fresh.close();
       renameSync(init, live);
-      created = true;
     }
     db = await open(live, undefined, wasm);
   }
+  const created = seed !== undefined;
   mark("database_open_ms");
 
   server = new PGLiteSocketServer({ db, path: m.socketPath, maxConnections: m.maxConnections });
