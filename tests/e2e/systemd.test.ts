@@ -4,18 +4,21 @@
 // PostgreSQL, a key added and `systemctl reload`, the journal's priorities, kill -9, bad
 // configuration, the refresh timer, the sandbox's exposure, a clean stop, an upgrade that
 // keeps the configuration and restarts the service, a disabled timer kept disabled through a
-// reinstall and a remove, HTTPS as step 7 says, and a purge that leaves nothing.
+// reinstall and a remove, HTTPS as step 7 says, and a purge that leaves nothing. Then the
+// README's deploy steps 1 to 7 again from the purged machine, their commands read from
+// README.md and run as pasted, against a PostgreSQL with passwords and verified TLS.
 // Needs root; installs mmdebstrap and systemd-container with apt when missing. Where it
 // cannot run it fails with the reason, unless PCE_SKIP_SYSTEMD_TESTS=1 (then each test is
 // reported as skipped, the reason in its name).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
 import { builtBinary } from "../support/binary.ts";
+import { createCluster, type Cluster } from "../support/cluster.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { unusedPort } from "../support/ports.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
@@ -288,6 +291,118 @@ if (skipped) {
       const left = machine.run(["sh", "-c", "ls -d /usr/bin/product-cost-export /lib/systemd/system/product-cost-export* /etc/systemd/system/*/product-cost-export* /etc/product-cost-export /run/product-cost-export 2>/dev/null"]);
       expect(left.stdout).toBe("");
       await expect(get("/readyz")).rejects.toThrow();
+    });
+
+    // After the purge, the README's deploy steps 1 to 7 from the start, their commands taken
+    // from README.md and run as pasted, against a company PostgreSQL as the README has it: the
+    // host `db`, a database `costs` of an `owner`, passwords (scram-sha-256), TLS verified
+    // against the company's CA in /etc/ssl/certs. What the test changes in the text, an
+    // operator would too: the server's port, its passwords, and the port the service listens on.
+    describe("the README's deploy steps as pasted, after the purge", () => {
+      let cluster: Cluster;
+      const OWNER_PASSWORD = "owner-pw-7c1e";
+      const SUPERUSER_PASSWORD = "dba-pw-51d0";
+      const tls = mkdtempSync(join(tmpdir(), "pce-readme-tls-"));
+      const openssl = (...args: string[]) => {
+        const r = Bun.spawnSync(["openssl", ...args], { cwd: tls, stderr: "pipe" });
+        if (r.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr.toString()}`);
+      };
+      beforeAll(async () => {
+        // The company's CA, and the server's certificate for the name `db`.
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", "/CN=Company CA", "-keyout", "ca.key", "-out", "ca.pem");
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=db", "-keyout", "db.key", "-out", "db.csr");
+        writeFileSync(join(tls, "san.ext"), "subjectAltName=DNS:db\n");
+        openssl("x509", "-req", "-in", "db.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "db.pem");
+        cluster = await createCluster({ password: SUPERUSER_PASSWORD, tls: { cert: readFileSync(join(tls, "db.pem"), "utf8"), key: readFileSync(join(tls, "db.key"), "utf8") } });
+        cluster.start();
+        const server = postgres(`postgres://postgres:${SUPERUSER_PASSWORD}@127.0.0.1:${cluster.port}/postgres`, { max: 1, onnotice: () => {} });
+        await server.unsafe(`create role owner login password '${OWNER_PASSWORD}'`);
+        await server.unsafe("create database costs owner owner");
+        await server.end();
+        // The VM's view of it: the name `db`, and the company's CA where all may read it.
+        machine.sh("echo '127.0.0.1 db' >> /etc/hosts");
+        Bun.spawnSync(["cp", join(tls, "ca.pem"), join(machine.root, "etc/ssl/certs/db-ca.pem")]);
+      }, 60_000);
+      afterAll(() => {
+        cluster?.destroy();
+        rmSync(tls, { recursive: true, force: true });
+      });
+
+      /** The README's deploy step `n`: its shell blocks and its inline commands, in order. */
+      const step = (n: number) => {
+        const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+        const deploy = readme.slice(readme.indexOf("## Deploy on a VM under systemd"), readme.indexOf("### The refresh"));
+        const text = deploy.slice(deploy.indexOf(`\n${n}. `), deploy.indexOf(`\n${n + 1}. `) > 0 ? deploy.indexOf(`\n${n + 1}. `) : undefined);
+        const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.replace(/^ {3}/gm, ""));
+        const inline = [...text.replace(/```sh\n[\s\S]*?```/g, "").matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+        return { blocks, inline };
+      };
+      // What an operator fills in: the server's port (5432 in the text), the passwords, the listening port.
+      const filled = (command: string, password = "") =>
+        command
+          .replaceAll("@db:5432/", `@db:${cluster.port}/`)
+          .replaceAll("@db/", `@db:${cluster.port}/`)
+          .replaceAll("postgres://owner@", `postgres://owner:${OWNER_PASSWORD}@`)
+          .replaceAll("postgres://owner:<password>@", `postgres://owner:${OWNER_PASSWORD}@`)
+          .replaceAll("<password>", password)
+          .replaceAll("postgres://dba@", `postgres://postgres:${SUPERUSER_PASSWORD}@`)
+          .replaceAll("127.0.0.1:8080", `127.0.0.1:${port}`);
+      let password = "";
+      let clientKey = "";
+
+      test("steps 1 to 4: install, migrate, the read-only role, configure and start: READY over a verified TLS connection to db", async () => {
+        const install = step(1).inline.find((c) => c.startsWith("apt install ./"))!;
+        expect(install).toBe(`apt install ./product-cost-export_${VERSION}_amd64.deb`);
+        expect(machine.run(["sh", "-c", `cd /root && ${install} < /dev/null`]).code).toBe(0);
+
+        const migrate = step(2).inline.find((c) => c.includes(" migrate"))!;
+        expect(machine.run(["sh", "-c", filled(migrate)]).code).toBe(0);
+
+        const [role] = step(3).blocks;
+        const made = machine.run(["sh", "-c", filled(role!)]);
+        expect([made.code, made.stderr]).toEqual([0, ""]);
+        password = made.stdout.trim().split("\n")[0]!;
+        expect(password).toMatch(/^[0-9a-f]{48}$/);
+
+        const [configure] = step(4).blocks;
+        // The service's port is this test's (the machine shares the host's network).
+        const script = filled(configure!, password).replace("install -m 0600 /dev/null api-keys", `echo 'PORT=${port}' >> env\ninstall -m 0600 /dev/null api-keys`);
+        const started = machine.run(["sh", "-c", script]);
+        expect(started.code).toBe(0);
+        clientKey = /^key: (\S+)$/m.exec(started.stdout)?.[1] ?? "";
+        expect(machine.sh(`cat ${CONF}/api-keys`)).toMatch(/^sha256:[0-9a-f]{64} {2}# BI team\n$/);
+        expect(machine.sh(`cat ${CONF}/env`)).toContain("sslmode=verify-full&sslrootcert=/etc/ssl/certs/db-ca.pem");
+        const ready = await get("/readyz");
+        expect([ready.status, await ready.text()]).toEqual([200, '{"detail":"READY"}']);
+        const rows = await get(JAN, clientKey);
+        expect([rows.status, await rows.text()]).toEqual([200, "[]"]);
+      }, 180_000);
+
+      test("step 5: the refresh timer as the owner; step 6: the checks say ready", async () => {
+        const commands = step(5).inline;
+        const url = filled(commands.find((c) => c.startsWith("DATABASE_URL="))!);
+        machine.sh(`cd ${CONF} && ${commands.find((c) => c.startsWith("install "))} && echo '${url}' >> refresh.env`);
+        machine.sh(commands.find((c) => c.startsWith("systemctl enable"))!);
+        expect(show("product-cost-export-refresh.timer", "ActiveState")).toEqual({ ActiveState: "active" });
+        expect(machine.run(["systemctl", "start", "product-cost-export-refresh.service"]).code).toBe(0);
+        expect(show("product-cost-export-refresh.service", "Result")).toEqual({ Result: "success" });
+
+        const [curl, journalctl] = step(6).inline;
+        expect(machine.sh(filled(curl!))).toBe('{"detail":"READY"}');
+        const lines = machine.sh(journalctl!).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).msg);
+        expect(lines.slice(0, 2)).toEqual(["listening", "database ready"]);
+      }, 120_000);
+
+      test("step 7: HTTPS by two lines in env and a restart", () => {
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", "key.pem", "-out", "cert.pem");
+        Bun.spawnSync(["cp", join(tls, "cert.pem"), join(tls, "key.pem"), join(machine.root, "root/")]);
+        machine.sh(`cd ${CONF} && install -m 0600 /root/cert.pem tls-cert.pem && install -m 0600 /root/key.pem tls-key.pem`);
+        const commands = step(7).inline;
+        machine.sh(`cd ${CONF} && ${commands.find((c) => c.startsWith("printf "))}`);
+        machine.sh(commands.find((c) => c.startsWith("systemctl restart"))!);
+        expect(machine.sh(`curl -sS --cacert /root/cert.pem https://127.0.0.1:${port}/readyz`)).toBe('{"detail":"READY"}');
+        expect(machine.sh(`curl -sS --cacert /root/cert.pem -H 'Authorization: Bearer ${clientKey}' 'https://127.0.0.1:${port}${JAN}'`)).toBe("[]");
+      }, 60_000);
     });
   });
 }

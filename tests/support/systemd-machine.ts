@@ -10,7 +10,8 @@ import type { Subprocess } from "bun";
 
 const CACHE = "/var/cache/product-cost-export-tests";
 // What the root file system holds; a new list makes a new cached file.
-const PACKAGES = "systemd,systemd-sysv,dbus,curl,ca-certificates";
+// (psql and openssl: README deploy step 3 runs on the VM.)
+const PACKAGES = "systemd,systemd-sysv,dbus,curl,ca-certificates,postgresql-client,openssl";
 export const ROOTFS = join(CACHE, `bookworm-minbase-${PACKAGES.replaceAll(",", "+")}.tar`);
 
 /** The variable that skips the real-systemd tests (they then say so in their names). */
