@@ -403,6 +403,26 @@ if (skipped) {
         expect(machine.sh(`curl -sS --cacert /root/cert.pem https://127.0.0.1:${port}/readyz`)).toBe('{"detail":"READY"}');
         expect(machine.sh(`curl -sS --cacert /root/cert.pem -H 'Authorization: Bearer ${clientKey}' 'https://127.0.0.1:${port}${JAN}'`)).toBe("[]");
       }, 60_000);
+
+      test("then Upgrade and Rollback as pasted, with the timer disabled: it stays disabled, the configuration kept, HTTPS served", () => {
+        const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+        const section = readme.slice(readme.indexOf("## Upgrade, rollback and backup"), readme.indexOf("## Monitoring"));
+        const commands = [...section.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+        const upgrade = commands.find((c) => c.startsWith("apt install ./"))!.replace("<new>", UPGRADE);
+        const rollback = commands.find((c) => c.startsWith("apt install --allow-downgrades"))!.replace("<old>", VERSION);
+        machine.sh("systemctl disable --now product-cost-export-refresh.timer");
+        const configuration = machine.sh(`cat ${CONF}/env ${CONF}/api-keys ${CONF}/refresh.env`);
+        const serving = () => machine.sh(`curl -sS --cacert /root/cert.pem https://127.0.0.1:${port}/readyz`);
+        for (const [command, version] of [[upgrade, UPGRADE], [rollback, VERSION]] as const) {
+          // (A downgrade asks for a yes, as it would at a terminal.)
+          const ran = machine.run(["sh", "-c", `cd /root && yes | ${command}`]);
+          expect({ command, code: ran.code, errors: ran.stderr.split("\n").filter((l) => l.startsWith("E:")) }).toEqual({ command, code: 0, errors: [] });
+          expect(machine.sh("dpkg-query -W -f '${Version}' product-cost-export")).toBe(version);
+          expect(show("product-cost-export-refresh.timer", "UnitFileState", "ActiveState")).toEqual({ UnitFileState: "disabled", ActiveState: "inactive" });
+          expect(machine.sh(`cat ${CONF}/env ${CONF}/api-keys ${CONF}/refresh.env`)).toBe(configuration);
+          expect(serving()).toBe('{"detail":"READY"}');
+        }
+      }, 180_000);
     });
   });
 }
