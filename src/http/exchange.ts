@@ -199,7 +199,7 @@ export function exchangeOf(request: Request): Exchange {
   return exchange;
 }
 
-const SILENT: Logger = { debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
+const SILENT: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /**
  * The request's one deadline: its signal aborts when the client goes away
