@@ -13,6 +13,18 @@
 
 import { readFileSync } from "node:fs";
 import type postgres from "postgres";
+import { CONFIG_DIRECTORY, copyOf, RUNTIME_DIRECTORY } from "../systemd/units.ts";
+
+/**
+ * Where the packaged service (a dynamic user) can read each file: a CA certificate where every
+ * user may read it; a client certificate and its private key copied for it from
+ * CONFIG_DIRECTORY at each start (stage-files), readable by it alone.
+ */
+const READABLE_PLACE = {
+  sslrootcert: "put it where every user may read it (/etc/ssl/certs)",
+  sslcert: `put it in ${CONFIG_DIRECTORY}/db-client-cert.pem and name /run/${RUNTIME_DIRECTORY}/db-client-cert here`,
+  sslkey: `put it in ${CONFIG_DIRECTORY}/db-client-key.pem and name /run/${RUNTIME_DIRECTORY}/db-client-key here`,
+} as const;
 
 export class DatabaseUrlError extends Error {
   override name = "DatabaseUrlError";
@@ -171,8 +183,8 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       // Under systemd the service reads it as its own dynamic user, not as root.
-      const where = code === "EACCES" ? " by the service's user: put it where every user may read it (/etc/ssl/certs)" : "";
-      throw new DatabaseUrlError(`${name} ${file} cannot be read${where}: ${code ?? (err as Error).message}`, false);
+      const where = code === "EACCES" ? ` by the service's user: ${READABLE_PLACE[name]}` : "";
+      throw new DatabaseUrlError(`${name} ${file}${copyOf(file)} cannot be read${where}: ${code ?? (err as Error).message}`, false);
     }
   }
   if ((target.sslcert === undefined) !== (target.sslkey === undefined)) throw new DatabaseUrlError("sslcert and sslkey go together");

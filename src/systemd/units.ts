@@ -17,6 +17,9 @@ export const STAGED_FILES: readonly [source: string, staged: string][] = [
   ["refresh-database-url", "refresh-database-url"],
   ["tls-cert.pem", "tls-cert"],
   ["tls-key.pem", "tls-key"],
+  // A client certificate for PostgreSQL (the URL's sslcert and sslkey): private as the rest.
+  ["db-client-cert.pem", "db-client-cert"],
+  ["db-client-key.pem", "db-client-key"],
 ];
 
 /**
@@ -90,7 +93,8 @@ ConditionPathExists=${CONFIG_DIRECTORY}/env
 Type=notify
 NotifyAccess=main
 # The files of ${CONFIG_DIRECTORY} (root's alone) the service reads: api-keys, database-url,
-# refresh-database-url, tls-cert.pem, tls-key.pem. A privileged step copies them into the
+# refresh-database-url, tls-cert.pem, tls-key.pem, db-client-cert.pem, db-client-key.pem.
+# A privileged step copies them into the
 # service's own runtime directory at every start and every reload, readable by its dynamic user
 # alone, where it reads them as credentials (LoadCredential= copies at start only: a reload
 # would re-read the old keys).

@@ -138,7 +138,7 @@ describe("the executable's commands", () => {
     expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code: 2, stderr: message, stdout: "" });
   });
 
-  test("an sslrootcert the service's own user may not read: exit 2 saying where to put it, not the URL's shape (issue 46)", () => {
+  test("an sslrootcert or sslcert the service's own user may not read: exit 2 saying where to put it, not the URL's shape (issue 46)", () => {
     // Under systemd the service runs as a dynamic user: a CA file root alone may read is refused.
     const dir = mkdtempSync(join(tmpdir(), "pce-ca-")); // mode 0700, root's
     const ca = join(dir, "db-ca.pem");
@@ -153,6 +153,17 @@ describe("the executable's commands", () => {
       expect([r.exitCode, r.stderr.toString()]).toEqual([
         2,
         `product-cost-export: DATABASE_URL: sslrootcert ${ca} cannot be read by the service's user: put it where every user may read it (/etc/ssl/certs): EACCES\n`,
+      ]);
+      // A client certificate and key are private: not /etc/ssl/certs, but copied to the service.
+      const client = Bun.spawnSync(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", builtBinary(), "serve"], {
+        env: cleanEnv({ DATABASE_URL: `postgres://db/x?sslmode=require&sslcert=${ca}&sslkey=${ca}` }),
+        cwd: "/",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      expect([client.exitCode, client.stderr.toString()]).toEqual([
+        2,
+        `product-cost-export: DATABASE_URL: sslcert ${ca} cannot be read by the service's user: put it in /etc/product-cost-export/db-client-cert.pem and name /run/product-cost-export/db-client-cert here: EACCES\n`,
       ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

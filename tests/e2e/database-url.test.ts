@@ -37,7 +37,16 @@ describeWithPostgres("DATABASE_URL against a server that wants a password and of
     const tls = await certificate("pce-test-server");
     server = tls;
     other = await certificate("someone-else");
-    cluster = await createCluster({ password: PASSWORD, tls });
+    // A client certificate for the role `certified`, signed by a CA the server trusts; that
+    // role logs in by its certificate alone (pg_hba `cert`), never by a password.
+    const openssl = (...args: string[]) => {
+      const r = Bun.spawnSync(["openssl", ...args], { cwd: work, stderr: "pipe" });
+      if (r.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr.toString()}`);
+    };
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj", "/CN=clients CA", "-keyout", "client-ca.key", "-out", "client-ca.crt");
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=certified", "-keyout", "client.key", "-out", "client.csr");
+    openssl("x509", "-req", "-in", "client.csr", "-CA", "client-ca.crt", "-CAkey", "client-ca.key", "-CAcreateserial", "-days", "2", "-out", "client.crt");
+    cluster = await createCluster({ password: PASSWORD, tls: { ...tls, clientCa: await Bun.file(join(work, "client-ca.crt")).text() }, hba: ["hostssl all certified 127.0.0.1/32 cert"] });
     cluster.start();
   }, 60_000);
   afterAll(async () => {
@@ -69,6 +78,21 @@ describeWithPostgres("DATABASE_URL against a server that wants a password and of
     expect((await session(url())).ssl).toBe(true);
     expect((await session(url("require"))).ssl).toBe(true);
     expect((await session(url("disable"))).ssl).toBe(false);
+  });
+
+  test("sslcert and sslkey: a client certificate the server asks for logs in; without it, or with another's key, it is refused", async () => {
+    const admin = createPool({ url: `postgres://postgres:${encodedPassword}@${base()}`, max: 1, connectTimeoutMs: 3000, statementTimeoutMs: 5000, readOnly: false, applicationName: "pce-dburl-admin" });
+    pools.push(admin);
+    await admin`create role certified login`;
+    const url = (client: string) =>
+      `postgres://certified@localhost:${cluster.port}/postgres?sslmode=verify-full&sslrootcert=${encodeURIComponent(server.certFile)}${client}`;
+    const own = `&sslcert=${encodeURIComponent(join(work, "client.crt"))}&sslkey=${encodeURIComponent(join(work, "client.key"))}`;
+    expect(await session(url(own))).toMatchObject({ ssl: true, application_name: "pce-dburl-test" });
+    // No certificate: pg_hba's `cert` refuses the connection (28000).
+    await expect(session(url(""))).rejects.toMatchObject({ code: "28000" });
+    // A certificate the server's CA did not sign.
+    const stranger = `&sslcert=${encodeURIComponent(other.certFile)}&sslkey=${encodeURIComponent(other.certFile.replace(/\.crt$/, ".key"))}`;
+    await expect(session(url(stranger))).rejects.toThrow();
   });
 
   test("verify-full and verify-ca accept the server's certificate from sslrootcert, and refuse another's", async () => {

@@ -313,9 +313,16 @@ if (skipped) {
         openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=db", "-keyout", "db.key", "-out", "db.csr");
         writeFileSync(join(tls, "san.ext"), "subjectAltName=DNS:db\n");
         openssl("x509", "-req", "-in", "db.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "db.pem");
-        cluster = await createCluster({ password: SUPERUSER_PASSWORD, tls: { cert: readFileSync(join(tls, "db.pem"), "utf8"), key: readFileSync(join(tls, "db.key"), "utf8") } });
+        // (The role `certified` logs in by a client certificate the company CA signed: pg_hba `cert`.)
+        const ca = readFileSync(join(tls, "ca.pem"), "utf8");
+        cluster = await createCluster({
+          password: SUPERUSER_PASSWORD,
+          tls: { cert: readFileSync(join(tls, "db.pem"), "utf8"), key: readFileSync(join(tls, "db.key"), "utf8"), clientCa: ca },
+          hba: ["hostssl all certified 127.0.0.1/32 cert"],
+        });
         cluster.start();
         const server = postgres(`postgres://postgres:${SUPERUSER_PASSWORD}@127.0.0.1:${cluster.port}/postgres`, { max: 1, onnotice: () => {} });
+        await server.unsafe("create role certified login in role pg_read_all_data");
         await server.unsafe(`create role owner login password '${OWNER_PASSWORD}'`);
         await server.unsafe("create database costs owner owner");
         await server.end();
@@ -402,6 +409,21 @@ if (skipped) {
         machine.sh(commands.find((c) => c.startsWith("systemctl restart"))!);
         expect(machine.sh(`curl -sS --cacert /root/cert.pem https://127.0.0.1:${port}/readyz`)).toBe('{"detail":"READY"}');
         expect(machine.sh(`curl -sS --cacert /root/cert.pem -H 'Authorization: Bearer ${clientKey}' 'https://127.0.0.1:${port}${JAN}'`)).toBe("[]");
+      }, 60_000);
+
+      test("a client certificate as docs/database.md says: the cert and key in /etc/product-cost-export, the URL naming their copies", async () => {
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=certified", "-keyout", "client.key", "-out", "client.csr");
+        openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-out", "client.pem");
+        Bun.spawnSync(["cp", join(tls, "client.pem"), join(tls, "client.key"), join(machine.root, "root/")]);
+        machine.sh(`cd ${CONF} && install -m 0600 /root/client.pem db-client-cert.pem && install -m 0600 /root/client.key db-client-key.pem`);
+        const url = `postgres://certified@db:${cluster.port}/costs?sslmode=verify-full&sslrootcert=/etc/ssl/certs/db-ca.pem&sslcert=/run/product-cost-export/db-client-cert&sslkey=/run/product-cost-export/db-client-key`;
+        machine.sh(`cd ${CONF} && sed -i '/^DATABASE_URL=/d' env && echo '${url}' | sed 's/^/DATABASE_URL=/' >> env`);
+        machine.sh("systemctl restart product-cost-export");
+        expect(machine.sh(`curl -sS --cacert /root/cert.pem https://127.0.0.1:${port}/readyz`)).toBe('{"detail":"READY"}');
+        const server = postgres(`postgres://postgres:${SUPERUSER_PASSWORD}@127.0.0.1:${cluster.port}/costs`, { max: 1, onnotice: () => {} });
+        const sessions = await server<{ user: string }[]>`select usename::text as user from pg_stat_activity where application_name = 'product-cost-export' and usename is not null`;
+        await server.end();
+        expect(new Set(sessions.map((s) => s.user))).toEqual(new Set(["certified"]));
       }, 60_000);
 
       test("then Upgrade and Rollback as pasted, with the timer disabled: it stays disabled, the configuration kept, HTTPS served", () => {

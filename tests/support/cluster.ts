@@ -24,8 +24,10 @@ export function postgresBinDir(): string | undefined {
 export interface ClusterOptions {
   /** TCP connections must authenticate as postgres with this password (scram-sha-256); the socket stays trust. */
   password?: string;
-  /** Serve TLS with this certificate and key (PEM). */
-  tls?: { cert: string; key: string };
+  /** Serve TLS with this certificate and key (PEM); with `clientCa`, client certificates signed by it are checked. */
+  tls?: { cert: string; key: string; clientCa?: string };
+  /** pg_hba.conf lines put before initdb's own (the first that matches decides). */
+  hba?: string[];
   /** A streaming-replication standby of this (running) cluster, made by pg_basebackup. */
   standbyOf?: Cluster;
   /** More server settings (-c name=value). */
@@ -88,8 +90,14 @@ export async function createCluster(settings: ClusterOptions = {}): Promise<Clus
   } else {
     run([`${BIN}/initdb`, "-D", data, "-U", "postgres", ...auth, "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"], "initdb");
   }
+  if (settings.hba?.length) {
+    const hba = join(data, "pg_hba.conf");
+    const lines = settings.hba.join("\n") + "\n";
+    run(["sh", "-c", `printf '%s' '${lines}' | cat - ${hba} > ${hba}.new && mv ${hba}.new ${hba}`], "pg_hba.conf");
+  }
   const port = unusedPort();
-  const tls = settings.tls ? ` -c ssl=on -c ssl_cert_file=${owned("server.crt", settings.tls.cert)} -c ssl_key_file=${owned("server.key", settings.tls.key)}` : "";
+  const clientCa = settings.tls?.clientCa ? ` -c ssl_ca_file=${owned("client-ca.crt", settings.tls.clientCa)}` : "";
+  const tls = settings.tls ? ` -c ssl=on -c ssl_cert_file=${owned("server.crt", settings.tls.cert)} -c ssl_key_file=${owned("server.key", settings.tls.key)}${clientCa}` : "";
   const more = Object.entries(settings.settings ?? {}).map(([name, value]) => ` -c ${name}=${value}`).join("");
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off${tls}${more}`;
   let running = false;

@@ -58,6 +58,11 @@ describe("DATABASE_URL is read as libpq reads a connection URI", () => {
     ["postgres://h/x?sslmode=require&sslmode=disable", "parameter sslmode is given twice"],
     ["postgres://h/x?sslrootcert=/nonexistent/root.crt", "sslrootcert /nonexistent/root.crt cannot be read: ENOENT"],
     ["postgres://h/x?sslcert=/etc/hostname", "sslcert and sslkey go together"],
+    // The packaged service's copy of a file not in /etc/product-cost-export: the file to put there is named.
+    [
+      "postgres://h/x?sslcert=/etc/hostname&sslkey=/run/product-cost-export/db-client-key",
+      "sslkey /run/product-cost-export/db-client-key (a copy of /etc/product-cost-export/db-client-key.pem, made at each start: fix or put that file there) cannot be read: ENOENT",
+    ],
     ["postgres://a,,b/x", "a host in the host list is empty"],
     ["postgres://a,b:1,c:2/x?port=1,2", "2 ports for 3 hosts"],
     ["postgres:///x?sslmode=require", "sslmode=require over a Unix socket: PostgreSQL never offers TLS there"],
