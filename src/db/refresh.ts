@@ -312,8 +312,26 @@ async function runEach(r: Runner, session: Session, sql: string, params: unknown
   for (const { statement } of statements) await (each ? each(() => r.run(session, statement)) : r.run(session, statement));
 }
 
-async function resetSession(session: Session): Promise<void> {
-  await session.unsafe(sessionResetSql).catch(() => {});
+/**
+ * Leaves `session` as the pool lent it: no transaction open, the refresh's lock released
+ * (`unlock`: the refresh's own session), its settings reset. Tried twice: stopping a refresh
+ * cancels its statements in PostgreSQL, and a cancel request lands on whatever the session
+ * runs when it arrives; one sent as a statement ended spoiled the next (a rollback left the
+ * transaction aborted, or the unlock failed: either way the lock stayed with a pooled session
+ * and the next refresh found it taken). It spoils one statement at most.
+ */
+async function endSession(session: Session, unlock: boolean): Promise<void> {
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    try {
+      // (A rollback spoiled before left the transaction aborted: nothing else runs until one works.)
+      if (attempt > 1) await session.unsafe("rollback");
+      if (unlock) await session.unsafe(unlockSql, [REFRESH_LOCK_ID]);
+      await session.unsafe(sessionResetSql);
+      return;
+    } catch {
+      // again, once; a session that is gone is closed by the pool
+    }
+  }
 }
 
 /**
@@ -338,7 +356,7 @@ async function onSessions<T>(sql: Sql, session: Session, items: T[], work: (on: 
         });
       }
     } finally {
-      if (on !== session) await resetSession(on);
+      if (on !== session) await endSession(on, false);
     }
   };
   try {
@@ -697,6 +715,7 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
   const r = new Runner(options.signal);
   r.throwIfStopped();
   const session = await sql.reserve();
+  let unlocked = false;
   try {
     await prepareSession(session);
     if (options.wait === false) {
@@ -731,10 +750,11 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
       if (unfolded.length) throw new RefreshIncompleteError(report, unfolded);
       return report;
     } finally {
-      await session.unsafe(unlockSql, [REFRESH_LOCK_ID]).catch(() => {});
+      await endSession(session, true);
+      unlocked = true;
     }
   } finally {
-    await resetSession(session);
+    if (!unlocked) await endSession(session, false);
     session.release();
   }
 }

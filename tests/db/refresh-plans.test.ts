@@ -21,6 +21,7 @@ import { SERVER_URL } from "../support/database.ts";
 import { waitUntil } from "../support/faults.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { servedAndNaive } from "../support/rollup-oracle.ts";
+import unlockSql from "../../sql/refresh/unlock.sql" with { type: "text" };
 
 const PRODUCTS = 10_000;
 /** A refresh of these writes takes under a second here; the quadratic plan took 12 to 15 s. */
@@ -238,6 +239,61 @@ describeWithPostgres("the refresh after the ETL's writes, with the rollup's stat
       await expectExact("a rebuild stopped after two steps", [["2026-08-15", "2026-11-02"]]);
       expect((await refreshRollup(pool, { renderBudgetMs: 0 }))?.mode).toBe("rebuild");
       await expectExact("rebuilt", [["2026-08-15", "2026-11-02"]]);
+    } finally {
+      await pool.end({ timeout: 5 });
+    }
+  }, 120_000);
+
+  /**
+   * `sql` whose reserved sessions meet one stray cancel: the first statement `victim` names is
+   * cancelled in PostgreSQL instead of run, as when a cancel sent for the statement before it
+   * (the refresh stopped just as that one ended) lands on it. (Seen under load: after a stop
+   * between steps, the refresh's lock stayed with a pooled session.)
+   */
+  function strayCancelOn(sql: Sql, victim: (text: string) => boolean): Sql {
+    let spoiled = false;
+    const session = (s: postgres.ReservedSql) =>
+      new Proxy(s, {
+        get(target, property, receiver) {
+          if (property !== "unsafe") return Reflect.get(target, property, receiver);
+          return (text: string, params?: never[]) => {
+            if (spoiled || !victim(text)) return target.unsafe(text, params);
+            spoiled = true;
+            return target.unsafe("select pg_cancel_backend(pg_backend_pid()), pg_sleep(5)");
+          };
+        },
+      });
+    return new Proxy(sql, {
+      get(target, property, receiver) {
+        if (property !== "reserve") return Reflect.get(target, property, receiver);
+        return async () => session(await target.reserve());
+      },
+    });
+  }
+  const sessionStates = async (applicationName: string) =>
+    (await admin<{ state: string }[]>`select state from pg_stat_activity where datname = current_database() and application_name = ${applicationName} order by state`).map((r) => r.state);
+
+  test("a stray cancel on the unlock, or on the rollback of a stopped step: the lock is released all the same, no session left in a transaction", async () => {
+    const applicationName = "pce-refresh-stray-cancel";
+    const pool = createPool({ url, max: 2, connectTimeoutMs: 5000, statementTimeoutMs: 0, readOnly: false, applicationName });
+    try {
+      // The unlock at the end of a refresh that went well.
+      expect((await refreshRollup(strayCancelOn(pool, (text) => text === unlockSql)))?.mode).toBeDefined();
+      expect(await refreshTraces(applicationName)).toMatchObject({ locked: false });
+      expect(await refreshRollup(pool, { wait: false })).not.toBeNull();
+
+      // The rollback of the step a stop cut mid-statement: its transaction left aborted.
+      const stop = new AbortController();
+      let refreshing: Promise<unknown> | undefined;
+      const stray = strayCancelOn(pool, (text) => text === "rollback");
+      await withRefreshInFlight(applicationName, () => (refreshing = refreshRollup(stray, { rebuild: true, signal: stop.signal }).catch((err) => err)), async () => {
+        stop.abort("test");
+        expect(await refreshing).toBeInstanceOf(RefreshStopped);
+      });
+      expect(await refreshTraces(applicationName)).toMatchObject({ waiting: false, locked: false });
+      expect((await sessionStates(applicationName)).filter((state) => state !== "idle")).toEqual([]);
+      expect(await refreshRollup(pool, { wait: false })).not.toBeNull();
+      await expectExact("after the stray cancels", [["2026-08-15", "2026-11-02"]]);
     } finally {
       await pool.end({ timeout: 5 });
     }
