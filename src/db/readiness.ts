@@ -11,7 +11,7 @@ import postgres from "postgres";
 import type { Sql } from "./client.ts";
 import type { Logger } from "../output/log.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
-import { DatabaseDeadlineError, isStaleConnection } from "./errors.ts";
+import { DatabaseDeadlineError, isStaleConnection, isStrayCancel } from "./errors.ts";
 import { databaseProblem, problem, type DatabaseProblem } from "./problems.ts";
 import { dailyProbes } from "./product-costs.ts";
 import { checkSource, type ReadSource } from "./read-source.ts";
@@ -35,12 +35,15 @@ export async function assertReadable(sql: Sql): Promise<ReadSource> {
  * lock (a writer's ACCESS EXCLUSIVE, migrate) waited until its statement timeout, holding the
  * readiness session, so each next /readyz and /metrics poll queued behind it.
  */
-function cancellable(sql: Sql): { sql: Sql; cancel(): void } {
+function cancellable(sql: Sql): { sql: Sql; cancel(): void; readonly cancelled: boolean } {
   const running = new Set<{ cancel(): void }>();
+  let cancelled = false;
   const tracked = new Proxy(sql, {
     get(target, property, receiver) {
       if (property !== "unsafe") return Reflect.get(target, property, receiver);
       return (...args: Parameters<Sql["unsafe"]>) => {
+        // Past the deadline the check starts nothing more (its next probe would wait unwatched).
+        if (cancelled) return Promise.reject(new Error("the readiness check's deadline passed"));
         const query = target.unsafe(...args);
         running.add(query);
         const done = () => void running.delete(query);
@@ -49,7 +52,16 @@ function cancellable(sql: Sql): { sql: Sql; cancel(): void } {
       };
     },
   });
-  return { sql: tracked, cancel: () => running.forEach((query) => query.cancel()) };
+  return {
+    sql: tracked,
+    cancel() {
+      cancelled = true;
+      running.forEach((query) => query.cancel());
+    },
+    get cancelled() {
+      return cancelled;
+    },
+  };
 }
 
 /** Readiness, within `timeoutMs`; through `guard` when given, so a known outage is reported without a new connection. */
@@ -62,9 +74,11 @@ export async function checkReadiness(sql: Sql, timeoutMs: number, guard?: Databa
       reject(new DatabaseDeadlineError(timeoutMs));
     }, timeoutMs);
   });
-  // Its own session may have been ended while idle (a restart, pg_terminate_backend): that says
-  // nothing about the database, so it is tried once more on a new one, as a read would be.
-  const readable = () => assertReadable(check.sql).catch((err) => (isStaleConnection(err) ? assertReadable(check.sql) : Promise.reject(err)));
+  // Its own session may have been ended while idle (a restart, pg_terminate_backend), or met a
+  // cancel sent for an earlier check's statement that arrived after it ended (this deadline's
+  // own): neither says anything about the database, so it is tried once more, as a read would be.
+  const again = (err: unknown) => !check.cancelled && (isStaleConnection(err) || isStrayCancel(err));
+  const readable = () => assertReadable(check.sql).catch((err) => (again(err) ? assertReadable(check.sql) : Promise.reject(err)));
   const attempt = () => Promise.race([readable(), deadline]);
   try {
     const source = await (guard ? guard.run(attempt, "readiness") : attempt());

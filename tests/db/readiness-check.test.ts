@@ -1,0 +1,35 @@
+// The readiness check against a real PostgreSQL, where a statement of it meets what is no
+// fault of the database: a cancel sent for an earlier check's statement (its deadline's) that
+// arrived after that statement ended, on the same pooled session. Ready all the same, once the
+// statement is run again; a cancel every time is reported.
+import { afterAll, expect, test } from "bun:test";
+import type { Sql } from "../../src/db/client.ts";
+import { checkReadiness } from "../../src/db/readiness.ts";
+import { servicePool } from "../support/database.ts";
+import { describeWithPostgres } from "../support/postgres.ts";
+
+describeWithPostgres("the readiness check on PostgreSQL", () => {
+  const pools: Sql[] = [];
+  afterAll(async () => {
+    await Promise.all(pools.map((p) => p.end({ timeout: 5 })));
+  });
+
+  /** `sql` whose first `times` statements are cancelled in PostgreSQL instead of run, as a stray cancel does. */
+  function strayCancels(sql: Sql, times: number): Sql {
+    let left = times;
+    return new Proxy(sql, {
+      get(target, property, receiver) {
+        if (property !== "unsafe") return Reflect.get(target, property, receiver);
+        return (text: string, params?: never[]) => (left-- > 0 ? target.unsafe("select pg_cancel_backend(pg_backend_pid()), pg_sleep(5)") : target.unsafe(text, params));
+      },
+    });
+  }
+
+  test("one stray cancel: ready, its statement run again; a cancel at every try: not ready, QUERY_FAILED", async () => {
+    const sql = await servicePool({ max: 1 });
+    pools.push(sql);
+    expect(await checkReadiness(strayCancels(sql, 1), 2000)).toEqual({ ready: true, source: { name: "rollup" } });
+    const always = await checkReadiness(strayCancels(sql, 1000), 2000);
+    expect(always).toMatchObject({ ready: false, problem: { code: "QUERY_FAILED" } });
+  });
+});
