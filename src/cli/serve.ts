@@ -43,8 +43,10 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
   const db = await openDatabase(config, true, logger);
   const metrics = config.metricsEnabled ? createServiceMetrics({ version: VERSION, commit: COMMIT }) : undefined;
   let serverCut: ShutdownCutError | undefined; // set when the shutdown timeout closes what is left
+  let stopping = false;
   const { handle, monitoringHandle, rawRoutes, readiness } = createService({
     serverCut: () => serverCut,
+    stopping: () => stopping,
     settings: config,
     database: db,
     keys: () => keys,
@@ -72,7 +74,6 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
     ? startBackgroundRefresh({ url: config.refreshDatabaseUrl, intervalMs: config.refreshIntervalS * 1000, connectTimeoutMs: config.dbConnectTimeoutMs, logger })
     : undefined;
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;

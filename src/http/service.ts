@@ -64,6 +64,8 @@ export interface ServiceParts {
   batchSize?: number;
   /** Why the server is closing connections itself right now (handler.ts), if it is. */
   serverCut?: () => Error | undefined;
+  /** True once shutting down: readiness then logs no change (closing the pool fails a check for no reason of the database's). */
+  stopping?: () => boolean;
 }
 
 export interface Service {
@@ -88,7 +90,7 @@ export function createService(parts: ServiceParts): Service {
   const readiness = async () => {
     const ready = await checkReadiness(database.readinessSql, READINESS_TIMEOUT_MS, guard);
     if (ready.ready) source.observed(ready.source);
-    logChange(ready);
+    if (!parts.stopping?.()) logChange(ready);
     return ready;
   };
   const answerCache = parts.answerCache ?? (settings.answerCacheMb > 0 ? answerCacheIn(tmpdir(), settings.answerCacheMb) : undefined);
