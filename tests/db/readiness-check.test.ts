@@ -6,6 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import type { Sql } from "../../src/db/client.ts";
 import { checkReadiness } from "../../src/db/readiness.ts";
 import { servicePool } from "../support/database.ts";
+import { testApp } from "../support/app.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 
 describeWithPostgres("the readiness check on PostgreSQL", () => {
@@ -31,5 +32,18 @@ describeWithPostgres("the readiness check on PostgreSQL", () => {
     expect(await checkReadiness(strayCancels(sql, 1), 2000)).toEqual({ ready: true, source: { name: "rollup" } });
     const always = await checkReadiness(strayCancels(sql, 1000), 2000);
     expect(always).toMatchObject({ ready: false, problem: { code: "QUERY_FAILED" } });
+  });
+
+  test("shutting down, a check that fails on the pool being closed logs no 'database not ready'; otherwise it is logged once", async () => {
+    const sql = await servicePool({ max: 1 });
+    await sql.end({ timeout: 1 });
+    let stopping = true;
+    const app = testApp(sql, { stopping: () => stopping });
+    expect((await app.get("/readyz")).status).toBe(503);
+    expect(app.logs.filter((l) => l.level === "error")).toEqual([]);
+    stopping = false;
+    expect((await app.get("/readyz")).status).toBe(503);
+    expect((await app.get("/readyz")).status).toBe(503);
+    expect(app.logs.filter((l) => l.level === "error").map((l) => l.msg)).toEqual(["database not ready"]);
   });
 });

@@ -55,6 +55,8 @@ export interface TestAppOptions {
   build?: { version: string; commit: string };
   /** The database serves the embedded demo data (every answer then says X-Demo-Data: true). */
   demoData?: boolean;
+  /** True once the executable would be shutting down (serve.ts). */
+  stopping?: () => boolean;
 }
 
 /**
@@ -93,6 +95,7 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     rateLimiter: options.rateLimiter,
     firstBatchTimeoutMs: options.firstBatchTimeoutMs,
     batchSize: options.batchSize,
+    stopping: options.stopping,
   });
   return {
     handle,
