@@ -93,10 +93,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: "stage-files",
     summary: "Copy the service's files from /etc/product-cost-export into its runtime directory (the unit runs it, as root)",
-    own: [{ flag: "reload", kind: "string", value: "<pid>", help: "Then send SIGHUP to the service's main process (systemctl reload)" }],
+    own: [{ flag: "reload", kind: "string", value: "<pid>", help: "Then send SIGHUP to the service's main process and wait until it has reloaded (systemctl reload)" }],
     details: [
       "Run by the packaged unit before each start and each reload (ExecStartPre=+, ExecReload=+):",
-      "api-keys, database-url, refresh-database-url, tls-cert.pem and tls-key.pem, those that exist,",
+      "api-keys, database-url, refresh-database-url, tls-cert.pem, tls-key.pem, db-client-cert.pem and db-client-key.pem, those that exist,",
       "copied into $RUNTIME_DIRECTORY for the service's own user, mode 0400; a file that is gone is removed.",
     ],
     run: runStageFiles,

@@ -14,6 +14,7 @@ import { createService } from "../http/service.ts";
 import { errorFields, type Logger } from "../output/log.ts";
 import { createServiceMetrics } from "../metrics/service-metrics.ts";
 import { logKeyWarnings, reloader, tlsDigest } from "./reload.ts";
+import { noteReloadDone } from "./stage-files.ts";
 import { systemdNotifier, type Notifier } from "../systemd/notify.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import type { CommandLine } from "./command-line.ts";
@@ -67,7 +68,10 @@ export async function serve({ config }: CommandLine, logger: Logger): Promise<vo
       { config, logger, tlsServed, keys: () => keys, setKeys: (next) => (keys = next) },
       // RELOADING with the monotonic time of its start (systemd 253 asks for it), READY when done.
       () => tell(`RELOADING=1\nMONOTONIC_USEC=${process.hrtime.bigint() / 1000n}`),
-      () => tell("READY=1"),
+      () => {
+        tell("READY=1");
+        noteReloadDone();
+      },
     ),
   );
   const backgroundRefresh = config.refreshDatabaseUrl

@@ -50,13 +50,42 @@ export function stageFiles(from: string = CONFIG_DIRECTORY, to: string | undefin
   return staged;
 }
 
-/** `stage-files [--reload PID]`: stages the files, then (a reload) sends SIGHUP to the service. */
-export function runStageFiles({ own }: CommandLine): void {
+/** The file in the runtime directory the service rewrites after each reload: the number of reloads done. */
+const RELOADS_FILE = "reloads";
+/** How long `--reload` waits for the service to finish (a key file that keeps changing is given up on after 5 s). */
+const RELOAD_WAIT_MS = 15_000;
+
+const reloadsDone = (directory: string) => Number(existsSync(join(directory, RELOADS_FILE)) ? readFileSync(join(directory, RELOADS_FILE), "utf8") : 0) || 0;
+
+/**
+ * The service's side (serve.ts, after READY=1): counts a finished reload in its runtime
+ * directory, for `stage-files --reload` to wait on. Nothing outside the unit.
+ */
+export function noteReloadDone(directory = process.env.RUNTIME_DIRECTORY?.split(":")[0]): void {
+  if (!directory) return;
+  try {
+    writeFileSync(join(directory, `${RELOADS_FILE}.new`), String(reloadsDone(directory) + 1));
+    renameSync(join(directory, `${RELOADS_FILE}.new`), join(directory, RELOADS_FILE));
+  } catch {
+    // A reload is not undone for this: `systemctl reload` then returns before it ends.
+  }
+}
+
+/**
+ * `stage-files [--reload PID]`: stages the files, then (a reload) sends SIGHUP to the service
+ * and waits until it has reloaded. systemd ends `systemctl reload` when this step exits; the
+ * service tells RELOADING=1 and READY=1 itself, but a SIGHUP is handled later than this step
+ * exits, and a removed key was still accepted just after `systemctl reload` returned.
+ */
+export async function runStageFiles({ own }: CommandLine): Promise<void> {
   const staged = stageFiles();
   process.stdout.write(`staged: ${staged.length ? staged.join(", ") : "nothing"}\n`);
   // The reload itself (no kill(1) needed: a minimal system may have none).
   const pid = own.get("reload");
   if (pid === undefined) return;
   if (!/^[1-9]\d*$/.test(pid)) throw new ConfigError(`stage-files --reload takes the service's main PID, got ${JSON.stringify(pid)}`);
+  const directory = process.env.RUNTIME_DIRECTORY!.split(":")[0]!;
+  const before = reloadsDone(directory);
   process.kill(Number(pid), "SIGHUP");
+  for (const until = Date.now() + RELOAD_WAIT_MS; Date.now() < until && reloadsDone(directory) <= before; ) await Bun.sleep(20);
 }

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { stageFiles } from "../../src/cli/stage-files.ts";
+import { noteReloadDone, stageFiles } from "../../src/cli/stage-files.ts";
 import { ConfigError } from "../../src/settings/config.ts";
 import { SYSTEMD_CREDENTIAL_NAME } from "../../src/auth/api-keys.ts";
 import { readTls } from "../../src/http/server.ts";
@@ -82,4 +82,13 @@ describe("errors about a staged copy name the operator's file (issue 46)", () =>
       "cannot read TLS_CERT_FILE /run/product-cost-export/tls-cert: ENOENT (a copy of /etc/product-cost-export/tls-cert.pem, made at each start: fix or put that file there)",
     );
   });
+});
+
+test("the service counts each finished reload in its runtime directory, for stage-files --reload to wait on", () => {
+  const dir = join(work, "reloads");
+  mkdirSync(dir);
+  noteReloadDone(dir);
+  noteReloadDone(dir);
+  expect(readFileSync(join(dir, "reloads"), "utf8")).toBe("2");
+  noteReloadDone(undefined); // outside the unit: nothing
 });
