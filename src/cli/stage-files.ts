@@ -24,7 +24,7 @@ import type { CommandLine } from "./command-line.ts";
  */
 export function stageFiles(from: string = CONFIG_DIRECTORY, to: string | undefined = process.env.RUNTIME_DIRECTORY): string[] {
   if (!to) throw new ConfigError("stage-files copies into the service's RuntimeDirectory: RUNTIME_DIRECTORY is not set (it runs from the unit, as ExecStartPre=+)");
-  const target = to.split(":")[0]!; // several runtime directories: the first
+  const target = firstRuntimeDirectory(to)!;
   const owner = statSync(target);
   const staged: string[] = [];
   for (const [source, name] of STAGED_FILES) {
@@ -50,6 +50,11 @@ export function stageFiles(from: string = CONFIG_DIRECTORY, to: string | undefin
   return staged;
 }
 
+/** The unit's runtime directory (RUNTIME_DIRECTORY; of several, the first). */
+function firstRuntimeDirectory(value = process.env.RUNTIME_DIRECTORY): string | undefined {
+  return value?.split(":")[0];
+}
+
 /** The file in the runtime directory the service rewrites after each reload: the number of reloads done. */
 const RELOADS_FILE = "reloads";
 /** How long `--reload` waits for the service to finish (a key file that keeps changing is given up on after 5 s). */
@@ -61,7 +66,7 @@ const reloadsDone = (directory: string) => Number(existsSync(join(directory, REL
  * The service's side (serve.ts, after READY=1): counts a finished reload in its runtime
  * directory, for `stage-files --reload` to wait on. Nothing outside the unit.
  */
-export function noteReloadDone(directory = process.env.RUNTIME_DIRECTORY?.split(":")[0]): void {
+export function noteReloadDone(directory = firstRuntimeDirectory()): void {
   if (!directory) return;
   try {
     writeFileSync(join(directory, `${RELOADS_FILE}.new`), String(reloadsDone(directory) + 1));
@@ -84,7 +89,7 @@ export async function runStageFiles({ own }: CommandLine): Promise<void> {
   const pid = own.get("reload");
   if (pid === undefined) return;
   if (!/^[1-9]\d*$/.test(pid)) throw new ConfigError(`stage-files --reload takes the service's main PID, got ${JSON.stringify(pid)}`);
-  const directory = process.env.RUNTIME_DIRECTORY!.split(":")[0]!;
+  const directory = firstRuntimeDirectory()!; // stageFiles() above stops without one
   const before = reloadsDone(directory);
   process.kill(Number(pid), "SIGHUP");
   for (const until = Date.now() + RELOAD_WAIT_MS; Date.now() < until && reloadsDone(directory) <= before; ) await Bun.sleep(20);
