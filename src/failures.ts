@@ -11,6 +11,7 @@
 //   ConfigError, ListenError,  exit 2: the operator fixes how it is run (systemd does not
 //   DataError, InterruptedError  restart after 2); any other failure of a command exits 1
 
+import postgres from "postgres";
 import { ConfigError } from "./settings/config.ts";
 import { databaseErrorKind, type DatabaseErrorKind } from "./db/errors.ts";
 import { databaseProblem, DatabaseProblemError, recoveryConflict, type DatabaseProblem } from "./db/problems.ts";
@@ -114,9 +115,20 @@ export function classify(err: unknown): Failure {
  */
 export function exitOnUncaught(logger: Logger, exit: (code: number) => void = (code) => process.exit(code)): void {
   const fatal = (kind: string) => (err: unknown) => {
-    logger.error(`fatal: ${kind}`, errorFields(err));
+    logger.error(`fatal: ${kind}`, { ...errorFields(err), ...bugFields(err) });
     exit(1);
   };
   process.on("uncaughtException", fatal("uncaught exception"));
   process.on("unhandledRejection", fatal("unhandled rejection"));
+}
+
+/**
+ * What finds a bug's place: its stack and, for a statement PostgreSQL refused, the statement's
+ * text (postgres.js keeps it on the error; the project's own SQL, never its parameters, which
+ * may be a client's). A request's line has neither: its failures are expected ones.
+ */
+function bugFields(err: unknown): Record<string, string> {
+  if (!(err instanceof Error)) return {};
+  const statement = err instanceof postgres.PostgresError ? (err as { query?: unknown }).query : undefined;
+  return { ...(err.stack ? { stack: err.stack } : {}), ...(typeof statement === "string" ? { statement: statement.slice(0, 500) } : {}) };
 }

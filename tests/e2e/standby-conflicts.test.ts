@@ -81,7 +81,10 @@ describeWithPostgres("a hot standby that cancels reads to replay the primary's v
     await Promise.all([writing, ...readers]);
 
     const wrong = outcomes.filter((o) => !(o.status === 200 && o.rows === PRODUCTS) && !(o.status === 503 && o.body === '{"detail":"DATABASE_UNAVAILABLE"}'));
-    expect(wrong.slice(0, 5)).toEqual([]);
+    // On failure, show what the server itself said: its exit code, its lines other than
+    // requests, and its stderr (a read cut by the server's death looks like ECONNRESET here).
+    const server_said = wrong.length ? { exit: server.proc.exitCode, lines: server.lines.filter((l) => l.msg !== "request").slice(-20), stderr: server.stderr().slice(-4000) } : {};
+    expect({ wrong: wrong.slice(0, 5), server_said }).toEqual({ wrong: [], server_said: {} });
     expect(lines().filter((l) => typeof l.status === "number" && l.status >= 500 && l.status !== 503)).toEqual([]);
     // The test met what it is about: the standby did cancel reads.
     expect(conflicts().length).toBeGreaterThanOrEqual(3);

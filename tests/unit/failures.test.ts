@@ -80,4 +80,16 @@ describe("an uncaught failure while serving", () => {
     expect(code).toBe(1);
     expect(lines).toEqual([expect.objectContaining({ level: "error", msg: "fatal: unhandled rejection", error: "lost" })]);
   });
+
+  test("the line carries the stack, where the bug is, and a refused statement's text (never its parameters)", async () => {
+    const { lines } = await run(`
+      import postgres from "postgres";
+      function whereTheBugIs() {
+        const err = new postgres.PostgresError({ message: "canceling statement", code: "40001" });
+        return Promise.reject(Object.assign(err, { query: "select $1::int", parameters: ["secret-param"] }));
+      }
+      setTimeout(() => void whereTheBugIs(), 10);`);
+    expect(lines).toEqual([expect.objectContaining({ msg: "fatal: unhandled rejection", error_code: "40001", statement: "select $1::int", stack: expect.stringContaining("whereTheBugIs") })]);
+    expect(JSON.stringify(lines)).not.toContain("secret-param");
+  });
 });
