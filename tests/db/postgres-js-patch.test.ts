@@ -79,11 +79,59 @@ describeWithPostgres("postgres.js as patched", () => {
     }
   });
 
+  test("#1192, #1205: a start-up whose array types cannot be read fails its query, never the process, and the next session asks again", async () => {
+    // On a hot standby the start-up's own statement (the array types) can meet a recovery
+    // conflict (40001): its failure was an unhandled rejection, and the executable exited
+    // (tests/e2e/standby-conflicts.test.ts, once in a few runs). Deterministic here: a role
+    // that may not read pg_type. Run in a child process: an unhandled rejection ends it.
+    const suffix = Math.random().toString(36).slice(2, 8);
+    const database = `pce_types_${suffix}`;
+    const role = `pce_types_${suffix}`;
+    await sql.unsafe(`create database ${database}`);
+    await sql.unsafe(`create role ${role} login`);
+    const admin = new URL(SERVER_URL);
+    admin.pathname = `/${database}`;
+    const reader = new URL(admin);
+    reader.username = role;
+    const script = `
+      import postgres from "postgres";
+      const unhandled = [];
+      process.on("unhandledRejection", (err) => unhandled.push(err?.code ?? String(err)));
+      const admin = postgres(${JSON.stringify(admin.href)}, { max: 1, onnotice: () => {} });
+      const reader = postgres(${JSON.stringify(reader.href)}, { max: 1, onnotice: () => {} });
+      const code = (p) => p.then(() => "ok", (err) => err.code);
+      await admin\`revoke select on pg_catalog.pg_type from public\`;
+      const first = await code(reader\`select 1 as x\`);
+      const second = await code(reader\`select 2 as x\`);
+      const reserving = await code(reader.reserve());
+      await admin\`grant select on pg_catalog.pg_type to public\`;
+      const reserved = await Promise.race([reader.reserve(), Bun.sleep(3000).then(() => undefined)]);
+      const onReserved = reserved ? (await reserved\`select array['r', 's']::text[] as a\`)[0].a : "pending";
+      reserved?.release();
+      const array = (await reader\`select array['a', 'b']::text[] as a\`)[0].a;
+      await Bun.sleep(100);
+      console.log(JSON.stringify({ first, second, reserving, onReserved, array, unhandled }));
+      await Promise.all([admin.end(), reader.end()]);`;
+    try {
+      const child = Bun.spawn([process.execPath, "-e", script], { cwd: import.meta.dir, stdout: "pipe", stderr: "pipe" });
+      const [code, out, err] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+      expect({ code, out: out.trim(), err: err.slice(0, 400) }).toEqual({
+        code: 0,
+        // 42501: permission denied for table pg_type; the session without its types was not handed out.
+        out: JSON.stringify({ first: "42501", second: "42501", reserving: "42501", onReserved: ["r", "s"], array: ["a", "b"], unhandled: [] }),
+        err: "",
+      });
+    } finally {
+      await sql.unsafe(`drop database if exists ${database} with (force)`);
+      await sql.unsafe(`drop role if exists ${role}`);
+    }
+  }, 30_000);
+
   test("the package is the pinned version the patch was made for, and its build Bun loads is the one patched", () => {
     const root = join(import.meta.dir, "../../node_modules/postgres");
     expect(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version).toBe("3.4.9");
     expect(Bun.resolveSync("postgres", import.meta.dir)).toBe(join(root, "src/index.js"));
     const patched = readFileSync(join(root, "src/connection.js"), "utf8");
-    for (const label of ["postgres.js #1119, #1181", "postgres.js #1193", "postgres.js #1174", "postgres.js #1208", "postgres.js #1215"]) expect(patched).toContain(label);
+    for (const label of ["postgres.js #1119, #1181", "postgres.js #1193", "postgres.js #1174", "postgres.js #1208", "postgres.js #1215", "postgres.js #1192, #1205"]) expect(patched).toContain(label);
   });
 });
