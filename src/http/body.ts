@@ -13,7 +13,7 @@
 // caller, which may read again or answer 503, instead of cutting a transfer already begun.
 // A body that fails later errors the stream, so Bun aborts the connection: the client sees a
 // broken transfer (an unfinished gzip or brotli stream), never a shorter body that looks whole.
-// The request's signal (handler.ts: the client gone, or REQUEST_TIMEOUT_MS) cuts it wherever
+// The request's signal (server.ts: the client gone, or REQUEST_TIMEOUT_MS) cuts it wherever
 // it stands; the source is then closed (a statement cancelled, the cursor closed).
 
 import { ClientClosedRequestError } from "../failures.ts";

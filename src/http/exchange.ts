@@ -178,7 +178,7 @@ export class Exchange {
 }
 
 /**
- * The request the app routes (handler.ts): the URL repaired, carrying its exchange, which
+ * The request the app routes (server.ts): the URL repaired, carrying its exchange, which
  * Elysia's handlers get through `derive` (app.ts) and the error hook from the request.
  */
 export class ServiceRequest extends Request {

@@ -19,7 +19,7 @@ import { createAnswerCache, type AnswerCache } from "./answer-cache.ts";
 import { KeptFile } from "./kept-file.ts";
 import { createApp } from "./app.ts";
 import { clientAddress } from "./client-address.ts";
-import { createHandler, type FetchHandler } from "./handler.ts";
+import { createHandler, type FetchHandler } from "./server.ts";
 import { rawRoutePatterns } from "./raw-routes.ts";
 import { isMonitoringPath } from "./routes.ts";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.ts";
@@ -62,7 +62,7 @@ export interface ServiceParts {
   rateLimiter?: RateLimiter;
   firstBatchTimeoutMs?: number;
   batchSize?: number;
-  /** Why the server is closing connections itself right now (handler.ts), if it is. */
+  /** Why the server is closing connections itself right now (exchange.ts), if it is. */
   serverCut?: () => Error | undefined;
   /** True once shutting down: readiness then logs no change (closing the pool fails a check for no reason of the database's). */
   stopping?: () => boolean;

@@ -23,7 +23,7 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 /** A finished request, declared by what is counted so that metrics import nothing of http/ (whose exchange fits). */
 export interface RequestObservation {
   request: Request;
-  /** As logged: the status sent, or 499 / 5xx for a body cut short (see http/handler.ts). */
+  /** As logged: the status sent, or 499 / 5xx for a body cut short (see http/server.ts). */
   status: number;
   /** How the body ended (http/body.ts). */
   end: "complete" | "client_closed" | "failed";

@@ -7,7 +7,7 @@ import { DEFAULTS } from "../../src/settings/config.ts";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import type { Admission } from "../../src/http/admission.ts";
 import type { AnswerCache } from "../../src/http/answer-cache.ts";
-import type { FetchHandler } from "../../src/http/handler.ts";
+import type { FetchHandler } from "../../src/http/server.ts";
 import type { RateLimiter } from "../../src/http/rate-limit.ts";
 import type { BufferBudget } from "../../src/http/read-ahead.ts";
 import { createService, type ServiceSettings } from "../../src/http/service.ts";

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import { createPool, type Sql } from "../../src/db/client.ts";
-import type { FetchHandler } from "../../src/http/handler.ts";
+import type { FetchHandler } from "../../src/http/server.ts";
 
 /** A service-like read-only pool with its own application_name, so pg_stat_activity shows only its sessions. */
 export function namedPool(url: string, name: string, options: { statementTimeoutMs?: number; max?: number } = {}): Sql {
