@@ -1,6 +1,6 @@
 // One read of the database for one request, and the one owner of everything that read holds:
-// its admission slot, its cursor (below), its deadlines and its interest in the
-// request's signal. It goes through these states, and close(reason) is the only way out of
+// its admission slot, its cursor (below), its deadlines, and while it opens, its interest in
+// the request's signal. It goes through these states, and close(reason) is the only way out of
 // any of them, releasing whatever is held at that point, once:
 //
 //   waiting    for an admission slot (src/http/admission.ts);
@@ -10,11 +10,13 @@
 //   streaming  later batches taken as the body asks for them, the slot and connection held;
 //   drained    the statement has ended: its batches are in memory, slot and connection given
 //              back (a small answer frees both before its body is sent);
-//   closed     the request's signal fired (client gone, REQUEST_TIMEOUT_MS), a deadline
-//              passed, the statement failed, or the body is done.
+//   closed     the request's signal fired while it opened (client gone, REQUEST_TIMEOUT_MS), a
+//              deadline passed, the statement failed, or its reader closed it.
 //
 // The first batch is fetched before the caller commits to a 200, so a dead database is
-// still a clean 503.
+// still a clean 503. Once open, the read is its reader's to close (body.ts, through the
+// source it reads from: row-stream.ts), and the request's signal reaches it by that one path:
+// the body, cut by the signal, closes its source.
 
 import type { Sql } from "./client.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
@@ -35,7 +37,7 @@ export interface Slots {
 }
 
 export interface ReadOptions {
-  /** Aborted when the client goes away or the request's deadline passes: the read is closed wherever it stands. */
+  /** Aborted when the client goes away or the request's deadline passes: a read still opening is closed (an open one is its reader's to close). */
   signal?: AbortSignal;
   /** Deadline for the first batch; past it the statement is cancelled and DatabaseDeadlineError thrown. */
   firstBatchTimeoutMs: number;
@@ -124,6 +126,7 @@ class DatabaseRead<T> implements Read<T> {
       void this.close(err);
       throw this.reason ?? err;
     }
+    this.options.signal?.removeEventListener("abort", this.onAbort); // the reader's from here
     if (this.cursor!.done()) this.drained();
     else this.state = "streaming";
   }
@@ -148,7 +151,7 @@ class DatabaseRead<T> implements Read<T> {
     this.reason = reason;
     this.interrupt?.(reason);
     this.timers.forEach(clearTimeout);
-    this.options.signal?.removeEventListener("abort", this.onAbort);
+    this.options.signal?.removeEventListener("abort", this.onAbort); // (closed while opening)
     try {
       if (was !== "drained") await this.cursor?.close();
     } finally {
@@ -162,7 +165,6 @@ class DatabaseRead<T> implements Read<T> {
     this.state = "drained";
     this.release?.();
     this.release = undefined;
-    this.options.signal?.removeEventListener("abort", this.onAbort);
   }
 
   /**

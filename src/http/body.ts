@@ -72,8 +72,12 @@ export async function sendOk(
       throw err;
     }
   }
-  // The first chunk is the first batch, already in memory: reading it waits for nothing.
-  const first = await source.next();
+  // The first chunk is the first batch, already in memory: reading it waits for nothing. From
+  // here the source is this body's to close, whatever ends it.
+  const first = await source.next().catch((err: unknown) => {
+    void source.close(err).catch(() => {});
+    throw err;
+  });
   const coding = options.wanted && first && first.byteLength >= MIN_COMPRESSED_BYTES ? options.wanted : null;
   if (coding) h.set("content-encoding", coding);
   const sent = bodyStream(first, source, coding, options);

@@ -192,9 +192,11 @@ async function answerProductCosts(request: Request, exchange: Exchange, key: Ans
   // The rows from the database, sent once read (body.ts), and kept when `done` is given.
   const readAndSend = async (done?: (answer: CachedAnswer | undefined) => void) => {
     let source: ChunkStream;
+    let opened: Pick<ChunkStream, "close"> | undefined; // the read, closed here until the body takes it
     try {
       const asked = performance.now();
       const answered = await sources.read(false);
+      opened = answered.read.read;
       exchange.firstRowsMs = performance.now() - asked;
       const rows = rowsSource(answered.read, key.format, exchange);
       source = rows;
@@ -218,9 +220,10 @@ async function answerProductCosts(request: Request, exchange: Exchange, key: Ans
       }
     } catch (err) {
       done?.(undefined);
+      void opened?.close(err);
       throw err;
     }
-    return await send(source); // a failure here has closed the source (and so given up keeping)
+    return await send(source); // the body's from here: a failure has closed the source (and so given up keeping)
   };
 
   let sent: Awaited<ReturnType<typeof sendOk>>;

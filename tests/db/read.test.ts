@@ -63,6 +63,19 @@ describeWithPostgres("a read and what it holds", () => {
     await again.close();
   });
 
+  test("an open read has one way to be closed, its reader's: the request's signal reaches it through the body", async () => {
+    // body.ts listens to the signal and closes its source (row-stream.ts: this read); the read
+    // itself listened too, a second close path for the same event.
+    const admission = slots();
+    const client = new AbortController();
+    const read = await openRead(sql, [{ statement: MANY, batchSize: 100 }], { signal: client.signal, firstBatchTimeoutMs: 10_000, slots: admission });
+    client.abort(new Error("the client left"));
+    expect({ next: (await read.next())!.length, slots: admission.stats() }).toEqual({ next: 100, slots: { running: 1, queued: 0 } });
+    const reason = new Error("the body was cut");
+    await read.close(reason);
+    expect({ next: await failureOf(read.next()), slots: admission.stats() }).toEqual({ next: reason, slots: { running: 0, queued: 0 } });
+  });
+
   test("a read whose client leaves while it waits for a slot never takes one", async () => {
     const admission = slots();
     const holder = await openRead(sql, [{ statement: MANY, batchSize: 100 }], { signal: new AbortController().signal, firstBatchTimeoutMs: 10_000, slots: admission });
