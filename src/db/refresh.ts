@@ -715,7 +715,7 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
   const r = new Runner(options.signal);
   r.throwIfStopped();
   const session = await sql.reserve();
-  let unlocked = false;
+  let locked = false; // the session holds the refresh's lock: released when it is given back
   try {
     await prepareSession(session);
     if (options.wait === false) {
@@ -724,37 +724,33 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
     } else {
       await r.run(session, lockSql, [REFRESH_LOCK_ID]);
     }
-    try {
-      // The lock first, then the steps: a refresh never works from a state older than what
-      // the refresh before it committed.
-      await r.transaction(session, "", () => r.run(session, recordStartSql));
-      const stepMs: RefreshReport["step_ms"] = {};
-      const folded = await fold(r, sql, session, options, started, stepMs);
-      const idle = folded.mode === "none";
-      const upkeep = !options.upkeepWhenIdle || idle;
-      let t = performance.now();
-      const answers = upkeep ? await renderMissing(r, sql, session, options) : { rendered: 0, waiting: (await r.run<unknown[]>(session, missingAnswersSql)).length };
-      if (answers.rendered > 0) stepMs.answers = Math.round(performance.now() - t);
-      // Every fold leaves dead rows behind (the notes it forgot, the totals and answers it
-      // replaced). The log's are reclaimed at once, so that the log every read scans stays a few
-      // pages and writers' notes reuse its space, also where autovacuum is off or behind; the
-      // months' and answers' with the other upkeep.
-      t = performance.now();
-      const [vacuum] = await r.run<{ statement: string }[]>(session, vacuumSql, [!idle, upkeep, idle]);
-      if (vacuum) {
-        await r.run(session, vacuum.statement);
-        stepMs.vacuum = Math.round(performance.now() - t);
-      }
-      const { unfolded, ...foldReport } = folded;
-      const report: RefreshReport = { ...foldReport, answers: answers.rendered, answers_waiting: answers.waiting, ms: Math.round(performance.now() - started), step_ms: stepMs };
-      if (unfolded.length) throw new RefreshIncompleteError(report, unfolded);
-      return report;
-    } finally {
-      await endSession(session, true);
-      unlocked = true;
+    locked = true;
+    // The lock first, then the steps: a refresh never works from a state older than what
+    // the refresh before it committed.
+    await r.transaction(session, "", () => r.run(session, recordStartSql));
+    const stepMs: RefreshReport["step_ms"] = {};
+    const folded = await fold(r, sql, session, options, started, stepMs);
+    const idle = folded.mode === "none";
+    const upkeep = !options.upkeepWhenIdle || idle;
+    let t = performance.now();
+    const answers = upkeep ? await renderMissing(r, sql, session, options) : { rendered: 0, waiting: (await r.run<unknown[]>(session, missingAnswersSql)).length };
+    if (answers.rendered > 0) stepMs.answers = Math.round(performance.now() - t);
+    // Every fold leaves dead rows behind (the notes it forgot, the totals and answers it
+    // replaced). The log's are reclaimed at once, so that the log every read scans stays a few
+    // pages and writers' notes reuse its space, also where autovacuum is off or behind; the
+    // months' and answers' with the other upkeep.
+    t = performance.now();
+    const [vacuum] = await r.run<{ statement: string }[]>(session, vacuumSql, [!idle, upkeep, idle]);
+    if (vacuum) {
+      await r.run(session, vacuum.statement);
+      stepMs.vacuum = Math.round(performance.now() - t);
     }
+    const { unfolded, ...foldReport } = folded;
+    const report: RefreshReport = { ...foldReport, answers: answers.rendered, answers_waiting: answers.waiting, ms: Math.round(performance.now() - started), step_ms: stepMs };
+    if (unfolded.length) throw new RefreshIncompleteError(report, unfolded);
+    return report;
   } finally {
-    if (!unlocked) await endSession(session, false);
+    await endSession(session, locked);
     session.release();
   }
 }

@@ -7,6 +7,7 @@ import type { Sql } from "../../src/db/client.ts";
 import { checkReadiness } from "../../src/db/readiness.ts";
 import { servicePool } from "../support/database.ts";
 import { testApp } from "../support/app.ts";
+import { strayCancels } from "../support/faults.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 
 describeWithPostgres("the readiness check on PostgreSQL", () => {
@@ -16,21 +17,11 @@ describeWithPostgres("the readiness check on PostgreSQL", () => {
   });
 
   /** `sql` whose first `times` statements are cancelled in PostgreSQL instead of run, as a stray cancel does. */
-  function strayCancels(sql: Sql, times: number): Sql {
-    let left = times;
-    return new Proxy(sql, {
-      get(target, property, receiver) {
-        if (property !== "unsafe") return Reflect.get(target, property, receiver);
-        return (text: string, params?: never[]) => (left-- > 0 ? target.unsafe("select pg_cancel_backend(pg_backend_pid()), pg_sleep(5)") : target.unsafe(text, params));
-      },
-    });
-  }
-
   test("one stray cancel: ready, its statement run again; a cancel at every try: not ready, QUERY_FAILED", async () => {
     const sql = await servicePool({ max: 1 });
     pools.push(sql);
-    expect(await checkReadiness(strayCancels(sql, 1), 2000)).toEqual({ ready: true, source: { name: "rollup" } });
-    const always = await checkReadiness(strayCancels(sql, 1000), 2000);
+    expect(await checkReadiness(strayCancels(sql, () => true), 2000)).toEqual({ ready: true, source: { name: "rollup" } });
+    const always = await checkReadiness(strayCancels(sql, () => true, 1000), 2000);
     expect(always).toMatchObject({ ready: false, problem: { code: "QUERY_FAILED" } });
   });
 

@@ -18,7 +18,7 @@ import { migrate } from "../../src/db/migrations.ts";
 import { EVERY_MINUTE, REFRESH_LOCK_ID, refreshRollup, RefreshStopped } from "../../src/db/refresh.ts";
 import { builtBinary, cleanEnv } from "../support/binary.ts";
 import { SERVER_URL } from "../support/database.ts";
-import { waitUntil } from "../support/faults.ts";
+import { strayCancels, waitUntil } from "../support/faults.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { servedAndNaive } from "../support/rollup-oracle.ts";
 import unlockSql from "../../sql/refresh/unlock.sql" with { type: "text" };
@@ -250,26 +250,6 @@ describeWithPostgres("the refresh after the ETL's writes, with the rollup's stat
    * (the refresh stopped just as that one ended) lands on it. (Seen under load: after a stop
    * between steps, the refresh's lock stayed with a pooled session.)
    */
-  function strayCancelOn(sql: Sql, victim: (text: string) => boolean): Sql {
-    let spoiled = false;
-    const session = (s: postgres.ReservedSql) =>
-      new Proxy(s, {
-        get(target, property, receiver) {
-          if (property !== "unsafe") return Reflect.get(target, property, receiver);
-          return (text: string, params?: never[]) => {
-            if (spoiled || !victim(text)) return target.unsafe(text, params);
-            spoiled = true;
-            return target.unsafe("select pg_cancel_backend(pg_backend_pid()), pg_sleep(5)");
-          };
-        },
-      });
-    return new Proxy(sql, {
-      get(target, property, receiver) {
-        if (property !== "reserve") return Reflect.get(target, property, receiver);
-        return async () => session(await target.reserve());
-      },
-    });
-  }
   const sessionStates = async (applicationName: string) =>
     (await admin<{ state: string }[]>`select state from pg_stat_activity where datname = current_database() and application_name = ${applicationName} order by state`).map((r) => r.state);
 
@@ -278,14 +258,14 @@ describeWithPostgres("the refresh after the ETL's writes, with the rollup's stat
     const pool = createPool({ url, max: 2, connectTimeoutMs: 5000, statementTimeoutMs: 0, readOnly: false, applicationName });
     try {
       // The unlock at the end of a refresh that went well.
-      expect((await refreshRollup(strayCancelOn(pool, (text) => text === unlockSql)))?.mode).toBeDefined();
+      expect((await refreshRollup(strayCancels(pool, (text) => text === unlockSql)))?.mode).toBeDefined();
       expect(await refreshTraces(applicationName)).toMatchObject({ locked: false });
       expect(await refreshRollup(pool, { wait: false })).not.toBeNull();
 
       // The rollback of the step a stop cut mid-statement: its transaction left aborted.
       const stop = new AbortController();
       let refreshing: Promise<unknown> | undefined;
-      const stray = strayCancelOn(pool, (text) => text === "rollback");
+      const stray = strayCancels(pool, (text) => text === "rollback");
       await withRefreshInFlight(applicationName, () => (refreshing = refreshRollup(stray, { rebuild: true, signal: stop.signal }).catch((err) => err)), async () => {
         stop.abort("test");
         expect(await refreshing).toBeInstanceOf(RefreshStopped);

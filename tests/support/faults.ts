@@ -6,6 +6,27 @@ import net from "node:net";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import type { FetchHandler } from "../../src/http/server.ts";
 
+/** A statement PostgreSQL cancels as it runs: what a cancel sent for an earlier statement does to the next one. */
+const CANCELLED_STATEMENT = "select pg_cancel_backend(pg_backend_pid()), pg_sleep(5)";
+
+/**
+ * `sql` on which the statements `victim` picks (run by unsafe(), on the pool or a session it
+ * reserves) are replaced by one PostgreSQL cancels, `times` in all: a stray cancel, for real.
+ */
+export function strayCancels(sql: Sql, victim: (text: string) => boolean, times = 1): Sql {
+  let left = times;
+  const spoiled = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(t, property, receiver) {
+        const run = t as unknown as Pick<Sql, "unsafe" | "reserve">;
+        if (property === "unsafe") return (text: string, params?: never[]) => (left > 0 && victim(text) ? (left--, run.unsafe(CANCELLED_STATEMENT)) : run.unsafe(text, params));
+        if (property === "reserve") return async () => spoiled(await run.reserve());
+        return Reflect.get(t, property, receiver);
+      },
+    });
+  return spoiled(sql);
+}
+
 /** A service-like read-only pool with its own application_name, so pg_stat_activity shows only its sessions. */
 export function namedPool(url: string, name: string, options: { statementTimeoutMs?: number; max?: number } = {}): Sql {
   return createPool({
