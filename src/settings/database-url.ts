@@ -12,6 +12,7 @@
 // (a configuration error), as libpq refuses what it does not know.
 
 import { readFileSync } from "node:fs";
+import { createSecureContext, type SecureContextOptions } from "node:tls";
 import type postgres from "postgres";
 import { CONFIG_DIRECTORY, copyOf, RUNTIME_DIRECTORY } from "../systemd/units.ts";
 
@@ -188,10 +189,33 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
     }
   }
   if ((target.sslcert === undefined) !== (target.sslkey === undefined)) throw new DatabaseUrlError("sslcert and sslkey go together");
+  checkTlsFiles(target);
   if (target.hosts[0]!.startsWith("/") && (target.sslmode === "require" || target.sslmode.startsWith("verify"))) {
     throw new DatabaseUrlError(`sslmode=${target.sslmode} over a Unix socket: PostgreSQL never offers TLS there`);
   }
   return target;
+}
+
+/**
+ * The files as TLS will take them, tried once now: a file that is no PEM certificate, or a key
+ * that is not the certificate's, failed only at the first connection, inside postgres.js's
+ * start-up, where it ended the process (an unhandled rejection, exit 1, restarted by systemd
+ * to fail again).
+ */
+function checkTlsFiles(target: DatabaseTarget): void {
+  const tried = (files: string, options: SecureContextOptions) => {
+    try {
+      createSecureContext(options);
+    } catch (err) {
+      throw new DatabaseUrlError(`${files} cannot be used for TLS: ${(err as Error).message}`, false);
+    }
+  };
+  if (target.sslrootcert !== undefined && target.sslrootcert !== "system") {
+    tried(`sslrootcert ${target.sslrootcert}${copyOf(target.sslrootcert)} (PEM certificates)`, { ca: readFileSync(target.sslrootcert) });
+  }
+  if (target.sslcert !== undefined && target.sslkey !== undefined) {
+    tried(`sslcert ${target.sslcert}${copyOf(target.sslcert)} and sslkey ${target.sslkey}${copyOf(target.sslkey)} (a PEM certificate and its private key)`, { cert: readFileSync(target.sslcert), key: readFileSync(target.sslkey) });
+  }
 }
 
 const SECRET = "***";

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPool, type Sql } from "../../src/db/client.ts";
-import { isolatedBinary, startBinary } from "../support/binary.ts";
+import { cleanEnv, isolatedBinary, startBinary } from "../support/binary.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { unusedPort } from "../support/ports.ts";
@@ -102,6 +102,25 @@ describeWithPostgres("DATABASE_URL against a server that wants a password and of
     expect((await session(url("verify-ca", server.certFile))).ssl).toBe(true);
     await expect(session(url("verify-full", other.certFile))).rejects.toThrow();
     await expect(session(url("verify-ca", other.certFile))).rejects.toThrow();
+  });
+
+  test("a file that is no PEM certificate in sslrootcert, or sslkey not sslcert's key: exit 2 at start with one line, not a crash at the first connection", () => {
+    // Both were read only when the first session started TLS, inside postgres.js: an unhandled
+    // rejection that ended the process (exit 1, restarted by systemd, to end again).
+    const notPem = join(work, "not-a-certificate.pem");
+    writeFileSync(notPem, "garbage\n");
+    const bin = isolatedBinary();
+    const serve = (query: string) => {
+      const r = Bun.spawnSync([bin.path, "serve"], { env: cleanEnv({ DATABASE_URL: `postgres://certified@localhost:${cluster.port}/postgres?${query}`, PRODUCT_COST_API_KEYS: "k-0123456789abcdef" }), stdout: "pipe", stderr: "pipe" });
+      return [r.exitCode, r.stderr.toString(), r.stdout.toString()];
+    };
+    expect(serve(`sslmode=verify-full&sslrootcert=${notPem}`)).toEqual([2, `product-cost-export: DATABASE_URL: sslrootcert ${notPem} (PEM certificates) cannot be used for TLS: Invalid CA\n`, ""]);
+    const [cert, key] = [join(work, "client.crt"), other.certFile.replace(/\.crt$/, ".key")];
+    expect(serve(`sslmode=require&sslcert=${cert}&sslkey=${key}`)).toEqual([
+      2,
+      `product-cost-export: DATABASE_URL: sslcert ${cert} and sslkey ${key} (a PEM certificate and its private key) cannot be used for TLS: error:0b000074:X.509 certificate routines:OPENSSL_internal:KEY_VALUES_MISMATCH\n`,
+      "",
+    ]);
   });
 
   test("several hosts: the first one down, the next one serves; target_session_attrs=primary picks the primary", async () => {
