@@ -127,6 +127,43 @@ describeWithPostgres("postgres.js as patched", () => {
     }
   }, 30_000);
 
+  test("a cancel request that cannot connect (new connections refused, this one alive) is no unhandled rejection", async () => {
+    // Query.cancel() dropped the cancel request's promise: ECONNREFUSED ended the process. The
+    // service cancels a read whose client left, whatever the network does to new connections.
+    const target = new URL(SERVER_URL);
+    const script = `
+      import net from "node:net";
+      import postgres from "postgres";
+      const unhandled = [];
+      process.on("unhandledRejection", (err) => unhandled.push(err?.code ?? String(err)));
+      // A proxy to the server that takes no new connection once the pool has its one.
+      const proxy = net.createServer((client) => {
+        const upstream = net.connect(${Number(target.port || 5432)}, ${JSON.stringify(target.hostname)});
+        client.pipe(upstream).pipe(client);
+        client.on("error", () => {});
+        upstream.on("error", () => {});
+      });
+      await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+      const url = new URL(${JSON.stringify(SERVER_URL)});
+      url.hostname = "127.0.0.1";
+      url.port = String(proxy.address().port);
+      const sql = postgres(url.href, { max: 1, onnotice: () => {} });
+      await sql\`select 1\`;
+      proxy.close();
+      const query = sql\`select pg_sleep(0.5) as slept\`;
+      const outcome = query.then(() => "ran", (err) => err.code);
+      await Bun.sleep(200);
+      query.cancel();
+      const result = await outcome;
+      await Bun.sleep(300);
+      console.log(JSON.stringify({ result, unhandled }));
+      process.exit(0);`;
+    const child = Bun.spawn([process.execPath, "-e", script], { cwd: import.meta.dir, stdout: "pipe", stderr: "pipe" });
+    const [code, out, err] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+    // The statement runs to its end (the cancel never reached the server), and nothing is unhandled.
+    expect({ code, out: out.trim(), err: err.slice(0, 400) }).toEqual({ code: 0, out: JSON.stringify({ result: "ran", unhandled: [] }), err: "" });
+  }, 15_000);
+
   test("the package is the pinned version the patch was made for, and its build Bun loads is the one patched", () => {
     const root = join(import.meta.dir, "../../node_modules/postgres");
     expect(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version).toBe("3.4.9");
