@@ -203,6 +203,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
  * to fail again).
  */
 function checkTlsFiles(target: DatabaseTarget): void {
+  const { ca, client } = tlsFiles(target);
   const tried = (files: string, options: SecureContextOptions) => {
     try {
       createSecureContext(options);
@@ -210,12 +211,16 @@ function checkTlsFiles(target: DatabaseTarget): void {
       throw new DatabaseUrlError(`${files} cannot be used for TLS: ${(err as Error).message}`, false);
     }
   };
-  if (target.sslrootcert !== undefined && target.sslrootcert !== "system") {
-    tried(`sslrootcert ${target.sslrootcert}${copyOf(target.sslrootcert)} (PEM certificates)`, { ca: readFileSync(target.sslrootcert) });
-  }
-  if (target.sslcert !== undefined && target.sslkey !== undefined) {
-    tried(`sslcert ${target.sslcert}${copyOf(target.sslcert)} and sslkey ${target.sslkey}${copyOf(target.sslkey)} (a PEM certificate and its private key)`, { cert: readFileSync(target.sslcert), key: readFileSync(target.sslkey) });
-  }
+  if (ca.ca) tried(`sslrootcert ${target.sslrootcert}${copyOf(target.sslrootcert!)} (PEM certificates)`, ca);
+  if (client.cert) tried(`sslcert ${target.sslcert}${copyOf(target.sslcert!)} and sslkey ${target.sslkey}${copyOf(target.sslkey!)} (a PEM certificate and its private key)`, client);
+}
+
+/** The TLS files `target` names, read: its root certificates (none for `system`) and its client certificate and key. */
+function tlsFiles(target: DatabaseTarget): { ca: { ca?: Buffer }; client: { cert?: Buffer; key?: Buffer } } {
+  return {
+    ca: target.sslrootcert && target.sslrootcert !== "system" ? { ca: readFileSync(target.sslrootcert) } : {},
+    client: target.sslcert ? { cert: readFileSync(target.sslcert), key: readFileSync(target.sslkey!) } : {},
+  };
 }
 
 const SECRET = "***";
@@ -253,8 +258,7 @@ export function connectOptions(target: DatabaseTarget): postgres.Options<{}> {
  * chain and the host name.
  */
 function tlsOptions(target: DatabaseTarget): false | "prefer" | "require" | Record<string, unknown> {
-  const client = target.sslcert ? { cert: readFileSync(target.sslcert), key: readFileSync(target.sslkey!) } : {};
-  const ca = target.sslrootcert && target.sslrootcert !== "system" ? { ca: readFileSync(target.sslrootcert) } : {};
+  const { ca, client } = tlsFiles(target);
   switch (target.sslmode) {
     case "disable":
       return false;
