@@ -164,11 +164,119 @@ describeWithPostgres("postgres.js as patched", () => {
     expect({ code, out: out.trim(), err: err.slice(0, 400) }).toEqual({ code: 0, out: JSON.stringify({ result: "ran", unhandled: [] }), err: "" });
   }, 15_000);
 
+  // A read's snapshot is a reserved connection (src/db/read.ts, issue 52): these three are what
+  // a reservation met when its session was killed under it.
+  test("a reserved connection that closed: its release leaves the pool sound, and queries on it fail, also those queued behind a cursor", async () => {
+    // Before: the release put the closed connection among the open ones; the pool's next
+    // queries failed CONNECTION_CLOSED on it and the next reserve() never resolved. A query
+    // queued behind the cursor when the session died was never settled (a read's rollback hung).
+    const name = `pce-reserved-${process.pid}`;
+    const pool = postgres(SERVER_URL, { max: 2, onnotice: () => {}, connection: { application_name: name } });
+    try {
+      await pool`select 1`;
+      const outcomes: string[] = [];
+      for (let round = 0; round < 2; round++) {
+        const reserved = await pool.reserve();
+        await reserved`begin`;
+        const cursor = reserved`select g from generate_series(1, 100000) g`.cursor(100, () => new Promise(() => {})); // suspended for ever
+        const cursorOutcome = within(cursor, 3000);
+        await Bun.sleep(100);
+        const queued = within(reserved`rollback`, 3000); // behind the suspended cursor
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`;
+        outcomes.push((await cursorOutcome).split(":")[0]!, (await queued).split(":")[0]!);
+        await Bun.sleep(100); // the socket's close, after its error
+        reserved.release();
+        outcomes.push((await within(reserved`select 1`, 3000)).split(":")[0]!);
+        const many = await Promise.all(Array.from({ length: 4 }, (_, i) => within(pool`select ${i}::int`, 3000)));
+        outcomes.push(many.join(","), await within(pool.reserve().then((r) => r.release()), 3000));
+      }
+      const lost = expect.stringMatching(/^(ECONNRESET|CONNECTION_CLOSED|57P01)$/);
+      expect(outcomes).toEqual(Array.from({ length: 2 }, () => [lost, lost, "CONNECTION_CLOSED", "resolved,resolved,resolved,resolved", "resolved"]).flat());
+    } finally {
+      await pool.end({ timeout: 0 });
+    }
+  });
+
+  test("a cursor resumed after its session closed is no unhandled rejection", async () => {
+    // The cursor's callback promise resolved after the connection closed: PortalSuspended read
+    // the next query of null and threw, unhandled, and the process ended.
+    const name = `pce-resumed-${process.pid}`;
+    const script = `
+      import postgres from "postgres";
+      const unhandled = [];
+      process.on("unhandledRejection", (err) => unhandled.push(String(err)));
+      const admin = postgres(${JSON.stringify(SERVER_URL)}, { max: 1, onnotice: () => {} });
+      const sql = postgres(${JSON.stringify(SERVER_URL)}, { max: 1, onnotice: () => {}, connection: { application_name: ${JSON.stringify(name)} } });
+      let resume;
+      const query = sql\`select g from generate_series(1, 100000) g\`.cursor(100, () => new Promise((r) => (resume = r)));
+      const outcome = query.then(() => "ended", (err) => err.code);
+      await Bun.sleep(200);
+      await admin\`select pg_terminate_backend(pid) from pg_stat_activity where application_name = '${name}'\`;
+      const failed = await outcome;
+      await Bun.sleep(300); // the socket's close, after its error
+      resume();
+      await Bun.sleep(300);
+      console.log(JSON.stringify({ failed: failed === "ECONNRESET" || failed === "CONNECTION_CLOSED", unhandled }));
+      process.exit(0);`;
+    const child = Bun.spawn([process.execPath, "-e", script], { cwd: import.meta.dir, stdout: "pipe", stderr: "pipe" });
+    const [code, out, err] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+    expect({ code, out: out.trim(), err: err.slice(0, 400) }).toEqual({ code: 0, out: JSON.stringify({ failed: true, unhandled: [] }), err: "" });
+  }, 15_000);
+
+  test("as libpq, each new session of a pool tries the hosts from the first: a slot whose session ended goes back to the first host", async () => {
+    // Before: a slot went on from the host after the one of its last session, so after a few
+    // reconnects a pool of primary,standby held sessions on both (issue 52: the version read on
+    // one, the rows on the other). Two hosts here: a proxy to the server that counts the
+    // sessions it carries (the first host), and the server itself (the second).
+    const name = `pce-hosts-${process.pid}`;
+    const target = new URL(SERVER_URL);
+    let proxied = 0;
+    const proxy = Bun.listen<{ upstream?: Promise<import("bun").Socket> }>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(client) {
+          proxied++;
+          client.data = {
+            upstream: Bun.connect({ hostname: target.hostname, port: Number(target.port || 5432), socket: { data: (_, bytes) => void client.write(bytes), close: () => void client.end() } }),
+          };
+        },
+        data: (client, bytes) => void client.data.upstream?.then((up) => up.write(bytes)),
+        close: (client) => void client.data.upstream?.then((up) => up.end()),
+      },
+    });
+    // Two hosts, as a URL names them (postgres://user@host1:port1,host2:port2/db).
+    const url = `postgres://${target.username}@127.0.0.1:${proxy.port},${target.hostname}:${target.port || 5432}${target.pathname}`;
+    const pool = postgres(url, { max: 1, onnotice: () => {}, connection: { application_name: name } });
+    try {
+      const query = async () => {
+        // The first queries after a session was ended may meet its end; the next one has a new session.
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await pool`select 1`;
+          } catch (err) {
+            if (attempt === 5) throw err;
+          }
+        }
+      };
+      for (let i = 0; i < 4; i++) {
+        await query();
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`;
+      }
+      expect(proxied).toBe(4);
+    } finally {
+      await pool.end({ timeout: 0 });
+      proxy.stop(true);
+    }
+  });
+
   test("the package is the pinned version the patch was made for, and its build Bun loads is the one patched", () => {
     const root = join(import.meta.dir, "../../node_modules/postgres");
     expect(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version).toBe("3.4.9");
     expect(Bun.resolveSync("postgres", import.meta.dir)).toBe(join(root, "src/index.js"));
     const patched = readFileSync(join(root, "src/connection.js"), "utf8");
-    for (const label of ["postgres.js #1119, #1181", "postgres.js #1193", "postgres.js #1174", "postgres.js #1208", "postgres.js #1215", "postgres.js #1192, #1205"]) expect(patched).toContain(label);
+    for (const label of ["postgres.js #1119, #1181", "postgres.js #1193", "postgres.js #1174", "postgres.js #1208", "postgres.js #1215", "postgres.js #1192, #1205", "postgres.js: the connection closed while the cursor", "As libpq"]) expect(patched).toContain(label);
+    const index = readFileSync(join(root, "src/index.js"), "utf8");
+    for (const label of ["postgres.js: the queries waiting on the reserved connection", "postgres.js: once the reserved connection closed"]) expect(index).toContain(label);
   });
 });
