@@ -14,7 +14,7 @@
 import postgres from "postgres";
 import { ConfigError } from "./settings/config.ts";
 import { databaseErrorKind, type DatabaseErrorKind } from "./db/errors.ts";
-import { databaseProblem, DatabaseProblemError, recoveryConflict, type DatabaseProblem } from "./db/problems.ts";
+import { databaseProblem, DatabaseProblemError, readConflict, type DatabaseProblem } from "./db/problems.ts";
 import { errorFields, type Level, type Logger } from "./output/log.ts";
 
 /** An answer with a fixed status and `{"detail": "<code>"}` body. */
@@ -101,7 +101,7 @@ export function classify(err: unknown): Failure {
   const unavailable = { status: 503, detail: "DATABASE_UNAVAILABLE", headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) }, level: "error", exitCode } as const;
   if (err instanceof RequestDeadlineError) return { ...unavailable, metric: "request_timeout" };
   const kind = databaseErrorKind(err);
-  const problem = databaseProblem(err) ?? recoveryConflict(err);
+  const problem = databaseProblem(err) ?? readConflict(err);
   // Answered at once during a known outage: the guard's one line for the episode says why.
   const level = err instanceof DatabaseProblemError && err.heldBack ? "info" : "error";
   if (kind && kind !== "query") return { ...unavailable, level, metric: kind, ...(problem ? { problem } : {}) };

@@ -1,8 +1,9 @@
 // The version of the answers for a range (sql/queries/answer_version.sql, migrations 0007, 0009):
 // what an ETag names. It changes exactly when a committed write changes the range's days, a
 // product's attributes or everything, never when a write touches only other days or a
-// refresh only folds. Read before the rows, so it never names a state newer than they are;
-// read with the same protections as the rows (deadlines, the request's signal, one retry).
+// refresh only folds. Read alone (one statement, shared by the requests that arrive together)
+// for the conditional requests and the answer cache; read again in the rows' own snapshot
+// (product-costs.ts), which is the version a 200's ETag names and its body is kept under.
 
 import answerVersionQuery from "../../sql/queries/answer_version.sql" with { type: "text" };
 import type { Sql } from "./client.ts";
@@ -27,6 +28,10 @@ export async function readAnswerVersion(
   lastDay: string,
   options: ReadOptions = { firstBatchTimeoutMs: 30_000 },
 ): Promise<AnswerVersion> {
-  const row = await readRow(sql, answerVersionStatement(firstDay, lastDay), options);
-  return { version: row![0]!.toString(), changedAt: row![1] ? row![1].toString() : null };
+  return versionOf((await readRow(sql, answerVersionStatement(firstDay, lastDay), options))!);
+}
+
+/** The version in the row of answer_version.sql (its columns' bytes). */
+export function versionOf(row: readonly (Buffer | null)[]): AnswerVersion {
+  return { version: row[0]!.toString(), changedAt: row[1] ? row[1].toString() : null };
 }

@@ -5,7 +5,7 @@
 // the migrations or does not let the service read.
 
 import postgres from "postgres";
-import { databaseProblem, recoveryConflict } from "./problems.ts";
+import { databaseProblem, readConflict } from "./problems.ts";
 
 // A server starting up, a connection exception and a failure to connect at all are problems
 // of problems.ts, so they are not listed again here.
@@ -60,7 +60,7 @@ export function databaseErrorKind(err: unknown): DatabaseErrorKind | undefined {
 }
 
 export function isDatabaseUnavailable(err: unknown): boolean {
-  if (databaseProblem(err) || recoveryConflict(err)) return true;
+  if (databaseProblem(err) || readConflict(err)) return true;
   if (err instanceof postgres.PostgresError) return UNAVAILABLE_SQLSTATES.has(err.code);
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && UNAVAILABLE_CLIENT_CODES.has(code);
@@ -76,9 +76,9 @@ export function isStaleConnection(err: unknown): boolean {
   return code === "57P01" || code === "CONNECTION_CLOSED" || code === "CONNECTION_ENDED" || code === "EPIPE" || code === "ECONNRESET";
 }
 
-/** A failure of one read that one more read, on a session of its own, may not meet: a session ended, or a standby's recovery conflict. */
+/** A failure of one read that one more read, on a session of its own, may not meet: a session ended, a standby's recovery conflict, a lock conflict. */
 export function isRetryableRead(err: unknown): boolean {
-  return isStaleConnection(err) || recoveryConflict(err) !== undefined;
+  return isStaleConnection(err) || readConflict(err) !== undefined;
 }
 
 /**

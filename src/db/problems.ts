@@ -16,6 +16,7 @@ export type ProblemCode =
   | "PERMISSION_DENIED"
   | "READS_FAILING"
   | "RECOVERY_CONFLICT"
+  | "LOCK_CONFLICT"
   | "QUERY_FAILED";
 
 export interface DatabaseProblem {
@@ -49,6 +50,8 @@ const FIX: Record<ProblemCode, string> = {
     "a bug: report it with the log line, which names PostgreSQL's error (the data itself never stops a read: issue 43)",
   RECOVERY_CONFLICT:
     "on the standby, set hot_standby_feedback = on (the primary then keeps the rows a read still needs), or raise max_standby_streaming_delay above the longest read (README: replicas)",
+  LOCK_CONFLICT:
+    "a writer's transaction held a lock the read waited for (an ETL's ALTER TABLE or LOCK TABLE of products or product_daily_costs, a migrate): keep such transactions short, and take the two tables in the order products, then product_daily_costs, as the service's reads do; a lock_timeout set for the service's role bounds the wait (PostgreSQL's log names the other session)",
   PERMISSION_DENIED:
     "grant the service's role SELECT on products and product_daily_costs (and, to read the rollup `migrate` builds, on product_cost_months, product_cost_answers, product_cost_deltas, product_cost_refreshes, product_cost_folded_changes and schema_migrations: README, the read-only role)",
 };
@@ -82,6 +85,7 @@ const SUMMARY: Partial<Record<ProblemCode, string>> = {
   DATABASE_NOT_FOUND: "the database named in DATABASE_URL does not exist",
   QUERY_FAILED: "PostgreSQL refused a statement of the read path",
   RECOVERY_CONFLICT: "a hot standby cancelled a read to replay the primary's changes",
+  LOCK_CONFLICT: "a read was stopped by PostgreSQL waiting for a lock: chosen as a deadlock's victim, or past lock_timeout",
   READS_FAILING: "requests' reads on the service's connections keep failing for a database reason, though a new connection works",
 };
 
@@ -116,6 +120,23 @@ export function databaseProblem(err: unknown): DatabaseProblem | undefined {
 export function recoveryConflict(err: unknown): DatabaseProblem | undefined {
   if (!(err instanceof postgres.PostgresError) || (err.code !== "40001" && err.code !== "40P01")) return undefined;
   return err.message.includes("conflict with recovery") ? problem("RECOVERY_CONFLICT", err.message) : undefined;
+}
+
+/**
+ * PostgreSQL stopped this read while it waited for a lock: the victim of a deadlock with a
+ * writer's transaction (40P01: an ETL that alters or locks products and then
+ * product_daily_costs while the read holds one and waits for the other), or past a lock_timeout
+ * set for the role (55P03). A failure of that read alone, as a recovery conflict: read once
+ * more, the other transaction has then ended or gone on.
+ */
+export function lockConflict(err: unknown): DatabaseProblem | undefined {
+  if (!(err instanceof postgres.PostgresError) || (err.code !== "40P01" && err.code !== "55P03") || recoveryConflict(err)) return undefined;
+  return problem("LOCK_CONFLICT", err.message);
+}
+
+/** A conflict that stopped this read alone, one more read may not meet: a standby's recovery, or a lock. */
+export function readConflict(err: unknown): DatabaseProblem | undefined {
+  return recoveryConflict(err) ?? lockConflict(err);
 }
 
 /** An error that stands for a known problem: thrown while the database is known to be unusable. */

@@ -8,10 +8,11 @@ import productCostsQuery from "../../sql/queries/product_costs.sql" with { type:
 import dailyQuery from "../../sql/queries/product_costs_daily.sql" with { type: "text" };
 import oneDayQuery from "../../sql/queries/product_costs_one_day.sql" with { type: "text" };
 import renderedQuery from "../../sql/queries/product_costs_rendered.sql" with { type: "text" };
+import { answerVersionStatement, type AnswerVersion, versionOf } from "./answer-version.ts";
 import { calendarPeriodOf } from "./calendar-period.ts";
 import type { Sql } from "./client.ts";
 import type { ProductCostQuery } from "../validation/product-cost-params.ts";
-import { openRead, type Read, type ReadOptions, type Statement } from "./read.ts";
+import { openRead, type Read, type ReadOptions, type Snapshot, type Statement } from "./read.ts";
 
 /**
  * One row of the answer as PostgreSQL sends it: each column's text in UTF-8, undecoded
@@ -38,8 +39,17 @@ export const PRODUCT_COST_COLUMNS = [
  */
 export type RenderedChunk = [rows: Uint8Array, body: Uint8Array];
 
-/** What a read returns: rows to render, or the chunks of an answer rendered by the refresh. */
-export type ProductCostRead = { kind: "rows"; read: Read<ProductCostRow> } | { kind: "rendered"; read: Read<RenderedChunk> };
+/**
+ * What a read returns: rows to render, or the chunks of an answer rendered by the refresh; and,
+ * from the rollup, the version of the answers at the snapshot the rows were read in (none
+ * from the daily rows).
+ */
+export type ProductCostRead = ({ kind: "rows"; read: Read<ProductCostRow> } | { kind: "rendered"; read: Read<RenderedChunk> }) & { version?: AnswerVersion };
+
+/** The tables the daily rows' statements read (the contract's two), locked before their snapshot. */
+export const DAILY_TABLES = ["products", "product_daily_costs"] as const;
+/** The tables the rollup's statements read (version, rendered answer, rows): the contract's first, as an ETL that alters both takes them. */
+export const ROLLUP_TABLES = [...DAILY_TABLES, "product_cost_deltas", "product_cost_folded_changes", "product_cost_refreshes", "product_cost_months", "product_cost_answers"] as const;
 
 export interface ProductCostReadOptions extends ReadOptions {
   batchSize: number;
@@ -91,11 +101,16 @@ export function readPathProbes(): Statement[] {
 const RENDERED_CHUNKS_PER_BATCH = 2;
 
 export async function readProductCosts(sql: Sql, q: ProductCostQuery, options: ProductCostReadOptions): Promise<ProductCostRead> {
-  if (options.daily) return { kind: "rows", read: await openRead<ProductCostRow>(sql, [{ statement: dailyCostsStatement(q), batchSize: options.batchSize }], options) };
+  if (options.daily) {
+    const snapshot: Snapshot = { tables: DAILY_TABLES };
+    return { kind: "rows", read: await openRead<ProductCostRow>(sql, [{ statement: dailyCostsStatement(q), batchSize: options.batchSize }], options, snapshot) };
+  }
+  // The version first, in the rows' snapshot: it names exactly the state they are read at.
+  const snapshot: Snapshot = { tables: ROLLUP_TABLES, head: answerVersionStatement(q.monthFrom, q.monthTo) };
   const rows = { statement: productCostsStatement(q), batchSize: options.batchSize };
   const rendered = options.rendered ? renderedAnswerStatement(q) : undefined;
-  if (!rendered) return { kind: "rows", read: await openRead<ProductCostRow>(sql, [rows], options) };
   // The rendered answer when the refresh left one the change log still trusts (it has rows), else the rows.
-  const read = await openRead<ProductCostRow | RenderedChunk>(sql, [{ statement: rendered, batchSize: RENDERED_CHUNKS_PER_BATCH }, rows], options);
-  return read.answered === 0 ? { kind: "rendered", read: read as Read<RenderedChunk> } : { kind: "rows", read: read as Read<ProductCostRow> };
+  const read = await openRead<ProductCostRow | RenderedChunk>(sql, rendered ? [{ statement: rendered, batchSize: RENDERED_CHUNKS_PER_BATCH }, rows] : [rows], options, snapshot);
+  const version = versionOf(read.head!);
+  return rendered && read.answered === 0 ? { kind: "rendered", read: read as Read<RenderedChunk>, version } : { kind: "rows", read: read as Read<ProductCostRow>, version };
 }

@@ -13,11 +13,22 @@
 //   closed     the request's signal fired while it opened (client gone, REQUEST_TIMEOUT_MS), a
 //              deadline passed, the statement failed, or its reader closed it.
 //
+// A read that makes an answer runs in one snapshot (openRead's `snapshot`): a read-only
+// REPEATABLE READ transaction on a session of its own, whose first statement locks the tables
+// it reads (ACCESS SHARE, what any SELECT takes) before the snapshot is taken, so every
+// statement after it (the answer's version, the rendered answer, the rows) is planned after the
+// snapshot and sees it. A lone statement in READ COMMITTED is planned first and takes its
+// snapshot after: a refresh's commit in between (a month's partition attached, its first row
+// folded and its note deleted) gave a plan without the partition and a snapshot without the
+// note, and the row went missing (issue 52). The lock keeps a partition that the snapshot sees
+// from being dropped before the plan is made.
+//
 // The first batch is fetched before the caller commits to a 200, so a dead database is
 // still a clean 503. Once open, the read is its reader's to close (body.ts, through the
 // source it reads from: row-stream.ts), and the request's signal reaches it by that one path:
 // the body, cut by the signal, closes its source.
 
+import type postgres from "postgres";
 import type { Sql } from "./client.ts";
 import type { DatabaseGuard } from "./database-guard.ts";
 import { DatabaseDeadlineError, isRetryableRead, isStrayCancel } from "./errors.ts";
@@ -51,6 +62,16 @@ export interface ReadOptions {
   guard?: DatabaseGuard;
 }
 
+/**
+ * The one snapshot a read's statements share: `tables`, every table they read, are locked
+ * before it is taken; `head`, a one-row statement, is read first (the answer's version, which so
+ * names exactly the state of the rows read after it).
+ */
+export interface Snapshot {
+  tables: readonly string[];
+  head?: Statement;
+}
+
 /** A statement to try, and the rows a batch holds (none: its whole result is one batch). */
 export interface Attempt {
   statement: Statement;
@@ -58,6 +79,8 @@ export interface Attempt {
 }
 
 export interface Read<T> {
+  /** The row of the snapshot's `head` statement (its columns' bytes); undefined without one. */
+  readonly head: Buffer[] | undefined;
   /** The first batch (may be empty). */
   readonly first: T[];
   /** Which of the attempts answered (see openRead). */
@@ -75,9 +98,11 @@ type State = "waiting" | "opening" | "streaming" | "drained" | "closed";
 /**
  * Opens a read of the first of `attempts` that returns rows, or of the last one: each is run
  * in turn in the one slot, and one that returns no row is closed before the next is tried.
+ * With `snapshot`, all of them (and its head) in one snapshot; without, each statement alone on
+ * the pool (a statement that makes no answer: a one-row check).
  */
-export async function openRead<T>(sql: Sql, attempts: readonly Attempt[], options: ReadOptions): Promise<Read<T>> {
-  const read = new DatabaseRead<T>(sql, options);
+export async function openRead<T>(sql: Sql, attempts: readonly Attempt[], options: ReadOptions, snapshot?: Snapshot): Promise<Read<T>> {
+  const read = new DatabaseRead<T>(sql, options, snapshot);
   await read.open(attempts);
   return read;
 }
@@ -90,9 +115,11 @@ export async function readRow(sql: Sql, statement: Statement, options: ReadOptio
 }
 
 class DatabaseRead<T> implements Read<T> {
+  head: Buffer[] | undefined;
   first: T[] = [];
   answered = 0;
   private state: State = "waiting";
+  private session: Session | undefined;
   private cursor: Cursor<T> | undefined;
   private release: (() => void) | undefined;
   /** Why the read was closed; what a pending or later wait throws. */
@@ -105,6 +132,7 @@ class DatabaseRead<T> implements Read<T> {
   constructor(
     private readonly sql: Sql,
     private readonly options: ReadOptions,
+    private readonly snapshot: Snapshot | undefined,
   ) {}
 
   async open(attempts: readonly Attempt[]): Promise<void> {
@@ -127,7 +155,7 @@ class DatabaseRead<T> implements Read<T> {
       throw this.reason ?? err;
     }
     this.options.signal?.removeEventListener("abort", this.onAbort); // the reader's from here
-    if (this.cursor!.done()) this.drained();
+    if (this.cursor!.done()) await this.drained();
     else this.state = "streaming";
   }
 
@@ -136,7 +164,7 @@ class DatabaseRead<T> implements Read<T> {
     try {
       const batch = await this.watched(this.cursor!.next());
       if (batch) return batch;
-      this.drained();
+      await this.drained();
       return undefined;
     } catch (err) {
       await this.close(err);
@@ -153,18 +181,32 @@ class DatabaseRead<T> implements Read<T> {
     this.timers.forEach(clearTimeout);
     this.options.signal?.removeEventListener("abort", this.onAbort); // (closed while opening)
     try {
-      if (was !== "drained") await this.cursor?.close();
+      if (was !== "drained") {
+        await this.cursor?.close();
+        await this.endSession(false);
+      }
     } finally {
       this.release?.();
       this.release = undefined;
     }
   }
 
-  /** The statement has ended: the connection is the pool's again, and the slot is given back. */
-  private drained(): void {
+  /** The statement has ended: the session is the pool's again, and the slot is given back. */
+  private async drained(): Promise<void> {
     this.state = "drained";
-    this.release?.();
-    this.release = undefined;
+    try {
+      await this.endSession(true);
+    } finally {
+      this.release?.();
+      this.release = undefined;
+    }
+  }
+
+  /** The session's end (its transaction committed or rolled back, its connection the pool's again), once. */
+  private async endSession(whole: boolean): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    await session?.end(whole);
   }
 
   /**
@@ -192,7 +234,7 @@ class DatabaseRead<T> implements Read<T> {
       // tries them in turn without end (porsager/postgres#1174).
       this.timers.push(
         setTimeout(() => {
-          if (!this.cursor || this.cursor.onConnection()) return;
+          if (this.session?.onConnection() || this.cursor?.onConnection()) return;
           const late = () => void this.close(new DatabaseDeadlineError(connectTimeoutMs, "connection"));
           // A silence watch gives its verdict about now: a silent database is told as such (a
           // problem the guard holds back on), not as this read's own deadline, which the guard
@@ -203,14 +245,22 @@ class DatabaseRead<T> implements Read<T> {
       );
     }
     try {
-      for (const [i, attempt] of attempts.entries()) {
-        const first = await this.firstBatch(attempt);
-        if (first.length > 0 || i === attempts.length - 1) {
-          this.first = first;
-          this.answered = i;
-          return;
+      for (let retried = false; ; retried = true) {
+        try {
+          return await this.firstAnswerOnce(attempts);
+        } catch (failure) {
+          if (this.state === "closed") throw this.reason;
+          await this.cursor?.close();
+          await this.endSession(false);
+          // A server that is not PostgreSQL is told apart first: a retry would only ask it again.
+          const err = await identifyPeer(failure, this.sql);
+          // A connection that died while idle (database restarted) fails its next query once; a
+          // stray cancel (one sent for an earlier query on this connection), a standby's recovery
+          // conflict and a lock conflict (a deadlock's victim, a lock timeout) likewise. The read
+          // is idempotent, so one retry on a fresh session hides that.
+          if (!retried && (isRetryableRead(err) || isStrayCancel(err))) continue;
+          throw err;
         }
-        await this.cursor!.close(); // no row: the next attempt (an empty result has already ended)
       }
     } finally {
       this.timers.forEach(clearTimeout);
@@ -218,25 +268,24 @@ class DatabaseRead<T> implements Read<T> {
     }
   }
 
-  /** The first batch of `attempt`, retried once on a fresh connection for a failure a fresh connection hides. */
-  private async firstBatch(attempt: Attempt): Promise<T[]> {
-    for (let retried = false; ; retried = true) {
-      this.cursor = openCursor<T>(this.sql, attempt.statement, attempt.batchSize);
-      const head = this.cursor.next();
-      head.catch(() => {}); // a failure after a deadline or an abort is close()'s business
-      try {
-        return (await this.untilClosed(head)) ?? [];
-      } catch (failure) {
-        if (this.state === "closed") throw this.reason;
-        // A server that is not PostgreSQL is told apart first: a retry would only ask it again.
-        const err = await identifyPeer(failure, this.sql);
-        // A connection that died while idle (database restarted) fails its next query once; a
-        // stray cancel (one sent for an earlier query on this connection) and a standby's
-        // recovery conflict likewise. The read is idempotent, so one retry on a fresh
-        // connection hides that.
-        if (!retried && (isRetryableRead(err) || isStrayCancel(err))) continue;
-        throw err;
+  /** The session, the snapshot's head, and the first batch of the first attempt with rows (or of the last). */
+  private async firstAnswerOnce(attempts: readonly Attempt[]): Promise<void> {
+    let session: Session;
+    if (this.snapshot) {
+      const snapshot = (this.session = session = snapshotSession(this.sql, this.snapshot));
+      if (this.snapshot.head) this.head = await this.untilClosed(snapshot.row(this.snapshot.head));
+    } else this.session = session = poolSession(this.sql);
+    for (const [i, attempt] of attempts.entries()) {
+      this.cursor = openCursor<T>(await this.untilClosed(session.sql), attempt.statement, attempt.batchSize);
+      const batch = this.cursor.next();
+      batch.catch(() => {}); // a failure after a deadline or an abort is close()'s business
+      const first = (await this.untilClosed(batch)) ?? [];
+      if (first.length > 0 || i === attempts.length - 1) {
+        this.first = first;
+        this.answered = i;
+        return;
       }
+      await this.cursor.close(); // no row: the next attempt (an empty result has already ended)
     }
   }
 
@@ -251,6 +300,98 @@ class DatabaseRead<T> implements Read<T> {
       watch?.stop();
     }
   }
+}
+
+// The session a read's statements run on: the pool itself (each statement alone), or one
+// connection of its own holding the snapshot's transaction from its first statement to its end.
+
+interface Session {
+  /** The connection to run the statements on, once there is one (and the snapshot's transaction has begun). */
+  readonly sql: Promise<Sql>;
+  /** Whether the session has its connection (the connection deadline): for the pool, its cursor knows. */
+  onConnection(): boolean;
+  /** Ends the session: `whole`, every statement ended of itself; otherwise one was stopped or failed. Never throws. */
+  end(whole: boolean): Promise<void>;
+}
+
+function poolSession(sql: Sql): Session {
+  return {
+    sql: Promise.resolve(sql),
+    onConnection: () => false,
+    end: async () => {},
+  };
+}
+
+/** What begins a snapshot of `tables`: they are locked before it is taken (a utility statement takes no snapshot). */
+export function beginSnapshot(tables: readonly string[]): string {
+  return `begin isolation level repeatable read read only; lock table ${tables.map((t) => `only ${t}`).join(", ")} in access share mode`;
+}
+
+/**
+ * A connection of its own, reserved from the pool, in a read-only REPEATABLE READ transaction
+ * that locks the snapshot's tables first. The begin and the head are sent together (one round
+ * trip); the head's failure is reported as the begin's when the begin failed (the transaction
+ * was then aborted, and every statement after it says only that).
+ */
+function snapshotSession(pool: Sql, snapshot: Snapshot): Session & { row(statement: Statement): Promise<Buffer[] | undefined> } {
+  let reserved: postgres.ReservedSql | undefined;
+  let ended = false;
+  let begun: Promise<unknown> = Promise.resolve();
+  const running = new Set<postgres.PendingQuery<postgres.Row[]>>(); // the session's own statements not yet ended
+  const run = (q: postgres.PendingQuery<postgres.Row[]>) => {
+    running.add(q);
+    const settled = q.execute();
+    settled.then(() => running.delete(q), () => running.delete(q));
+    return settled;
+  };
+  const connection = pool.reserve().then((r) => {
+    if (ended) {
+      r.release(); // the read ended while it waited for a connection
+      throw new Error("the read ended before it had a connection");
+    }
+    reserved = r;
+    begun = run(r.unsafe(beginSnapshot(snapshot.tables)));
+    begun.catch(() => {}); // awaited below
+    return r;
+  });
+  connection.catch(() => {}); // awaited by the read, or by nobody once it ended
+  const ready = connection.then(async (r) => (await begun, r));
+  ready.catch(() => {}); // not awaited when the head failed first
+  return {
+    sql: ready,
+    async row(statement) {
+      const r = await connection;
+      const row = run(r.unsafe(statement.text, statement.params, { prepare: true }).raw() as never);
+      row.catch(() => {}); // after the begin's failure, its own says nothing more
+      await begun;
+      return ((await row) as unknown as Buffer[][])[0];
+    },
+    onConnection: () => reserved !== undefined,
+    async end(whole) {
+      ended = true;
+      const r = reserved;
+      reserved = undefined;
+      if (!r) return;
+      // A statement of the session still running (a lock waited for) is stopped first.
+      for (const q of running) q.cancel();
+      // Committed when whole (a DBA's rollback ratio counts failures), else rolled back; a
+      // cancel sent for a statement that had just ended lands on the next one on the
+      // connection, the rollback: once more, so that the connection never goes back to the
+      // pool inside a transaction. A connection that died fails both, harmlessly. Bounded: a
+      // silent server is the silence watch's business, and statements on one connection run
+      // in the order sent, so one given to the pool meanwhile waits for the rollback.
+      const ending = whole ? r.unsafe("commit").catch(() => r.unsafe("rollback")) : r.unsafe("rollback").catch(() => r.unsafe("rollback"));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      try {
+        await Promise.race([ending, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_SETTLE_MS)))]);
+      } catch {
+        // the connection is gone: postgres.js opens another when one is needed
+      } finally {
+        clearTimeout(timer);
+        r.release();
+      }
+    },
+  };
 }
 
 // The statement's cursor: read in batches through postgres.js, so that a large answer never

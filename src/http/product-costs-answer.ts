@@ -5,7 +5,7 @@
 //   If-None-Match names the current ETag  → 304 Not Modified, no row read;
 //   the answer cache holds this version    → its bytes (each compression made once);
 //   otherwise the database read, streamed (body.ts), its bytes kept for the next request; a
-//   read that a session's end or a standby's recovery conflict stops before the first byte is
+//   read that a session's end, a standby's recovery conflict or a lock conflict stops before the first byte is
 //   read once more (not kept: the requests waiting for it read for themselves);
 //   identical requests arriving meanwhile wait for that read (up to 2 s) instead of making their own.
 // Every 200 and 304 says its representation's ETag (entity-tag.ts), Cache-Control: private,
@@ -160,13 +160,18 @@ export function productCostsAnswer(deps: ProductCostsAnswerDeps): (request: Requ
   return (request, exchange, key) => answerProductCosts(request, exchange, key, { ...reads(key, exchange.signal), cache: deps.cache, build: deps.build, budget: deps.budget });
 }
 
+/** The headers that say which state of the data a 200 or 304 stands for. */
+function validatorsOf({ changedAt }: AnswerVersion): Record<string, string> {
+  return { "cache-control": CACHE_CONTROL, ...(changedAt ? { "x-data-changed-at": changedAt } : {}) };
+}
+
 async function answerProductCosts(request: Request, exchange: Exchange, key: AnswerKey, sources: AnswerSources): Promise<Response> {
   const versioned = await sources.version();
   const wanted = chooseEncoding(request.headers.get("accept-encoding"));
   if (!versioned) return await answerFromDailyRows(request, exchange, key, sources, wanted);
-  const { version, changedAt } = versioned;
+  const { version } = versioned;
   const tag = key.tags(sources.build, version);
-  const validators: Record<string, string> = { "cache-control": CACHE_CONTROL, ...(changedAt ? { "x-data-changed-at": changedAt } : {}) };
+  const validators = validatorsOf(versioned);
 
   // The client's copy is current: the representation it would get now, or its identity form
   // (an answer under 1 KiB goes out uncompressed whatever the client accepts).
@@ -177,7 +182,6 @@ async function answerProductCosts(request: Request, exchange: Exchange, key: Ans
     return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS, ...validators, etag: matched, vary: "Accept, Accept-Encoding" } });
   }
 
-  const headers = { ...answerHeaders(key), ...validators };
   const cache = sources.cache;
   let kept = cache?.get(key.cached, version);
   let keep: ((answer: CachedAnswer | undefined) => void) | undefined;
@@ -188,10 +192,17 @@ async function answerProductCosts(request: Request, exchange: Exchange, key: Ans
     else if (await waitFor(turn.answer, exchange.signal)) kept = cache.get(key.cached, version, false); // undefined: read it here
   }
 
-  const send = (source: BodySource) => sendOk(headers, source, { wanted, signal: exchange.signal, budget: sources.budget });
+  // The 200 says the version its body is at: the kept answer's (the one asked for), or the one
+  // read in the rows' own snapshot, which a write committed since the version above moved on.
+  const send = (source: BodySource, at: AnswerVersion | null) =>
+    sendOk({ ...answerHeaders(key), ...(at ? validatorsOf(at) : { "cache-control": CACHE_CONTROL }) }, source, { wanted, signal: exchange.signal, budget: sources.budget }).then((sent) => {
+      if (at) sent.response.headers.set("etag", key.tags(sources.build, at.version)(sent.coding));
+      return sent;
+    });
   // The rows from the database, sent once read (body.ts), and kept when `done` is given.
   const readAndSend = async (done?: (answer: CachedAnswer | undefined) => void) => {
     let source: ChunkStream;
+    let at: AnswerVersion | null;
     let opened: Pick<ChunkStream, "close"> | undefined; // the read, closed here until the body takes it
     try {
       const asked = performance.now();
@@ -201,8 +212,9 @@ async function answerProductCosts(request: Request, exchange: Exchange, key: Ans
       const rows = rowsSource(answered.read, key.format, exchange);
       source = rows;
       // The rollup could not be read after all (a table dropped meanwhile): the daily rows
-      // answered, exactly, but the version read before them no longer says what they are.
-      if (answered.daily) {
+      // answered, exactly, with no version to say what they are.
+      at = answered.read.version ?? null;
+      if (!at) {
         exchange.source = "daily";
         done?.(undefined);
         done = undefined;
@@ -212,9 +224,12 @@ async function answerProductCosts(request: Request, exchange: Exchange, key: Ans
         if (!file) done(undefined); // no file to keep it in: the waiting requests read for themselves
         else {
           const keep = done;
+          const { version: keptAt } = at!;
           source = keeping(rows, cache!, file, (chunkSizes) => {
-            // The waiting requests find the kept entry itself: its compressed forms are shared.
-            keep(chunkSizes && cache!.put(key.cached, { version, body: file, chunkSizes, rows: exchange.rows ?? 0 }));
+            // Kept under the version of the rows' own snapshot: a request that asked for another
+            // (the waiting ones included) does not find it. The waiting requests find the kept
+            // entry itself: its compressed forms are shared.
+            keep(chunkSizes && cache!.put(key.cached, { version: keptAt, body: file, chunkSizes, rows: exchange.rows ?? 0 }));
           });
         }
       }
@@ -223,22 +238,19 @@ async function answerProductCosts(request: Request, exchange: Exchange, key: Ans
       void opened?.close(err);
       throw err;
     }
-    return await send(source); // the body's from here: a failure has closed the source (and so given up keeping)
+    return await send(source, at); // the body's from here: a failure has closed the source (and so given up keeping)
   };
 
   let sent: Awaited<ReturnType<typeof sendOk>>;
   if (kept) {
     const answer = kept;
     exchange.rows = answer.rows;
-    sent = await send({ kept: answer, encoded: (coding) => cache!.encoded(answer, coding) });
+    sent = await send({ kept: answer, encoded: (coding) => cache!.encoded(answer, coding) }, versioned);
   } else {
     sent = await onceMoreIfRetryable(exchange, (first) => readAndSend(first ? keep : undefined));
   }
-  const { response, outcome, coding } = sent;
-  if (exchange.source !== "daily") response.headers.set("etag", tag(coding));
-  else response.headers.delete("x-data-changed-at");
-  exchange.streaming(outcome);
-  return response;
+  exchange.streaming(sent.outcome);
+  return sent.response;
 }
 
 /**
@@ -312,7 +324,7 @@ async function answerFromDailyRows(request: Request, exchange: Exchange, key: An
 
 /**
  * `attempt`, and once more when it failed before sending anything for a reason a new session
- * may not meet: a session the server ended, or a standby's recovery conflict, is read past once,
+ * may not meet: a session the server ended, a standby's recovery conflict or a lock conflict, is read past once,
  * on a session of its own (read.ts does the same for a first batch).
  */
 async function onceMoreIfRetryable<T>(exchange: Exchange, attempt: (first: boolean) => Promise<T>): Promise<T> {
