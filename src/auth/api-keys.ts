@@ -3,9 +3,10 @@
 // not depend on how much of a key matches, nor on which key matched.
 
 import { createHash, timingSafeEqual } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../settings/config.ts";
+import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
 import { copyOf } from "../systemd/units.ts";
 
 // The prefix in any case (SHA256: as people write it), then 64 hex digits in any case.
@@ -152,7 +153,8 @@ export function keyFiles(sources: KeySources): string[] {
 
 function readNow(file: string): KeyFileContent {
   try {
-    return { text: readFileSync(file, "utf8"), mode: statSync(file).mode };
+    const { content, stats } = readOperatorFile(file);
+    return { text: content.toString("utf8"), mode: stats.mode };
   } catch (err) {
     throw keyFileUnreadable(file, err);
   }
@@ -213,5 +215,5 @@ export function loadKeyRing(
 
 /** A key file that cannot be read, said with its cause and, for a staged copy, the file to fix. */
 export function keyFileUnreadable(file: string, err: unknown): ConfigError {
-  return new ConfigError(`cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}${copyOf(file)}`);
+  return new ConfigError(`cannot read API key file ${file}: ${fileProblem(err)}${copyOf(file)}`);
 }

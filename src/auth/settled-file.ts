@@ -6,8 +6,9 @@
 // while it was read; past TIMEOUT_MS of changes it gives up, and the previous keys stay.
 // A file replaced whole (written beside it, then `mv`) is read as soon as it is there.
 
-import { readFileSync, statSync, type Stats } from "node:fs";
+import type { Stats } from "node:fs";
 import { ConfigError } from "../settings/config.ts";
+import { readOperatorFile, statOperatorFile } from "../settings/operator-file.ts";
 import { keyFileUnreadable, type KeyFileContent } from "./api-keys.ts";
 
 export const SETTLE_MS = 500;
@@ -17,7 +18,8 @@ const same = (a: Stats, b: Stats) => a.ino === b.ino && a.size === b.size && a.c
 
 function statOf(file: string): Stats {
   try {
-    return statSync(file);
+    // A FIFO or a device is refused here at once, not after waiting for it to settle.
+    return statOperatorFile(file);
   } catch (err) {
     throw keyFileUnreadable(file, err);
   }
@@ -32,7 +34,7 @@ export async function readSettled(file: string, settleMs = SETTLE_MS, timeoutMs 
     if (quietFor >= settleMs) {
       let text: string;
       try {
-        text = readFileSync(file, "utf8");
+        text = readOperatorFile(file).content.toString("utf8");
       } catch (err) {
         throw keyFileUnreadable(file, err);
       }

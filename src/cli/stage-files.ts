@@ -12,6 +12,7 @@
 import { chownSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../settings/config.ts";
+import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
 import { CONFIG_DIRECTORY, STAGED_FILES } from "../systemd/units.ts";
 import type { CommandLine } from "./command-line.ts";
 
@@ -36,9 +37,9 @@ export function stageFiles(from: string = CONFIG_DIRECTORY, to: string | undefin
     }
     let content: Buffer;
     try {
-      content = readFileSync(path);
+      content = readOperatorFile(path).content;
     } catch (err) {
-      throw new ConfigError(`stage-files: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new ConfigError(`stage-files: cannot read ${path}: ${fileProblem(err)}`);
     }
     const temporary = `${destination}.staging`;
     rmSync(temporary, { force: true }); // a run cut short: its mode would stay

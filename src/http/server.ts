@@ -13,8 +13,8 @@
 // is guarded so that its failure is logged, never thrown into the event loop.
 
 import { X509Certificate } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { ConfigError, INTERMEDIATE_CIPHERS } from "../settings/config.ts";
+import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
 import { ListenError } from "../failures.ts";
 import { copyOf } from "../systemd/units.ts";
 import { errorFields, type Logger } from "../output/log.ts";
@@ -42,9 +42,9 @@ export function readTls(options: ListenOptions): { cert: string; key: string } |
   if (!options.tlsCertFile || !options.tlsKeyFile) return undefined;
   const read = (file: string, what: string) => {
     try {
-      return readFileSync(file, "utf8");
+      return readOperatorFile(file).content.toString("utf8");
     } catch (err) {
-      throw new ConfigError(`cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}${copyOf(file)}`);
+      throw new ConfigError(`cannot read ${what} ${file}: ${fileProblem(err)}${copyOf(file)}`);
     }
   };
   return { cert: read(options.tlsCertFile, "TLS_CERT_FILE"), key: read(options.tlsKeyFile, "TLS_KEY_FILE") };

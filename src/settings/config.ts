@@ -3,10 +3,11 @@
 // the same table. A flag wins over its environment variable. All problems are collected
 // and reported together as one ConfigError: one line on stderr and exit code 2.
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { isIP } from "node:net";
 import { join } from "node:path";
 import { DatabaseUrlError, parseDatabaseUrl, type DatabaseTarget } from "./database-url.ts";
+import { fileProblem, readOperatorFile } from "./operator-file.ts";
 import { parseTrustedProxies } from "./trusted-proxies.ts";
 import { copyOf } from "../systemd/units.ts";
 
@@ -258,11 +259,11 @@ function databaseUrlOf(out: Record<string, unknown>, key: keyof typeof CREDENTIA
   const [path, what] = file !== undefined ? [file, `${fileEnv} ${file}`] : credential && existsSync(credential) ? [credential, `the systemd credential ${name}`] : [];
   if (!path) return undefined;
   try {
-    const url = readFileSync(path, "utf8").trim();
+    const url = readOperatorFile(path).content.toString("utf8").trim();
     if (url) return { url, source: what! };
     problems.push(`${what} is empty`);
   } catch (err) {
-    problems.push(`cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}${copyOf(path)}`);
+    problems.push(`cannot read ${what}: ${fileProblem(err)}${copyOf(path)}`);
   }
   return undefined;
 }

@@ -11,10 +11,10 @@
 // application_name, connect_timeout, target_session_attrs, options. Any other is refused
 // (a configuration error), as libpq refuses what it does not know.
 
-import { readFileSync } from "node:fs";
 import { createSecureContext, type SecureContextOptions } from "node:tls";
 import type postgres from "postgres";
 import { CONFIG_DIRECTORY, copyOf, RUNTIME_DIRECTORY } from "../systemd/units.ts";
+import { fileProblem, readOperatorFile } from "./operator-file.ts";
 
 /**
  * Where the packaged service (a dynamic user) can read each file: a CA certificate where every
@@ -180,12 +180,12 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   for (const [name, file] of [["sslrootcert", target.sslrootcert], ["sslcert", target.sslcert], ["sslkey", target.sslkey]] as const) {
     if (file === undefined || (name === "sslrootcert" && file === "system")) continue;
     try {
-      readFileSync(file);
+      readOperatorFile(file);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
+      const problem = fileProblem(err);
       // Under systemd the service reads it as its own dynamic user, not as root.
-      const where = code === "EACCES" ? ` by the service's user: ${READABLE_PLACE[name]}` : "";
-      throw new DatabaseUrlError(`${name} ${file}${copyOf(file)} cannot be read${where}: ${code ?? (err as Error).message}`, false);
+      const where = problem === "EACCES" ? ` by the service's user: ${READABLE_PLACE[name]}` : "";
+      throw new DatabaseUrlError(`${name} ${file}${copyOf(file)} cannot be read${where}: ${problem}`, false);
     }
   }
   if ((target.sslcert === undefined) !== (target.sslkey === undefined)) throw new DatabaseUrlError("sslcert and sslkey go together");
@@ -217,9 +217,10 @@ function checkTlsFiles(target: DatabaseTarget): void {
 
 /** The TLS files `target` names, read: its root certificates (none for `system`) and its client certificate and key. */
 function tlsFiles(target: DatabaseTarget): { ca: { ca?: Buffer }; client: { cert?: Buffer; key?: Buffer } } {
+  const read = (file: string) => readOperatorFile(file).content;
   return {
-    ca: target.sslrootcert && target.sslrootcert !== "system" ? { ca: readFileSync(target.sslrootcert) } : {},
-    client: target.sslcert ? { cert: readFileSync(target.sslcert), key: readFileSync(target.sslkey!) } : {},
+    ca: target.sslrootcert && target.sslrootcert !== "system" ? { ca: read(target.sslrootcert) } : {},
+    client: target.sslcert ? { cert: read(target.sslcert), key: read(target.sslkey!) } : {},
   };
 }
 
