@@ -254,6 +254,35 @@ describe("API keys", () => {
     }
   });
 
+  test("a key file replaced by a FIFO, then SIGHUP: the old keys still work, /healthz answers, one line says why, SIGTERM stops it (issue 52)", async () => {
+    const KEY = "fifo-later-key-5c1a9e";
+    const file = join(work, "fifo-later-keys");
+    writeFileSync(file, `${KEY}\n`, { mode: 0o600 });
+    const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS_FILE: file }, [], bin.dir);
+    // Each call gives up: a service whose event loop is stuck answers nothing, and the test must say so, not hang.
+    const soon = { signal: AbortSignal.timeout(5000) };
+    try {
+      rmSync(file);
+      expect(Bun.spawnSync(["mkfifo", file]).exitCode).toBe(0);
+      server.proc.kill("SIGHUP");
+      const refused = (l: Record<string, unknown>) => l.msg === "api keys not reloaded, the previous keys stay active";
+      expect(await server.waitForLine(refused, 5000)).toMatchObject({
+        level: "error",
+        error: `cannot read API key file ${file}: not a regular file (a FIFO)`,
+        error_type: "ConfigError",
+      });
+      expect((await fetch(`${server.url}/healthz`, soon)).status).toBe(200);
+      const res = await get(server, JAN, KEY, soon);
+      expect([res.status, await res.text()]).toEqual([200, JANUARY_NORMAL]);
+      expect(server.lines.filter(refused).length).toBe(1);
+      expect(server.lines.some((l) => l.msg === "api keys reloaded")).toBe(false);
+    } finally {
+      const stopped = await Promise.race([server.stop(), Bun.sleep(10_000).then(() => "SIGTERM ignored")]);
+      if (stopped !== 0) server.proc.kill("SIGKILL");
+      expect(stopped).toBe(0);
+    }
+  });
+
   test("a key made by generate-key --label is logged and counted by its label; a readable file of plain keys is warned about", async () => {
     const made = run(["generate-key", "--label", "BI laptop"]);
     const [key, line] = made.stdout.trim().split("\n");
@@ -346,6 +375,34 @@ describe("bad configuration stops the start with one line on stderr and exit cod
   test.each(cases)("when %s", (_, args, env, message) => {
     const r = run(["serve", ...args()], { ...NO_DATABASE, HOST: "127.0.0.1", PORT: "0", ...env() });
     expect(r).toEqual({ code: 2, stdout: "", stderr: `product-cost-export: ${message()}\n` });
+  });
+});
+
+describe("a key file that is not a regular file stops the start at once, exit 2 and one line (issue 52)", () => {
+  let fifo: string;
+  beforeAll(() => {
+    fifo = join(work, "keys-fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  });
+
+  // It was a process that never listened nor logged (on /dev/zero, growing to 5.5 GB): killed at the limit, it fails here.
+  test.each([
+    ["a FIFO", () => fifo, "not a regular file (a FIFO)"],
+    ["/dev/zero", () => "/dev/zero", "not a regular file (a character device)"],
+  ])("when it is %s", (_, file, problem) => {
+    const started = performance.now();
+    const r = Bun.spawnSync([bin.path, "serve"], {
+      env: cleanEnv({ ...NO_DATABASE, HOST: "127.0.0.1", PORT: "0", PRODUCT_COST_API_KEYS_FILE: file() }),
+      cwd: bin.dir,
+      stdin: "ignore",
+      timeout: 10_000,
+    });
+    expect({ code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() }).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `product-cost-export: cannot read API key file ${file()}: ${problem}\n`,
+    });
+    expect(performance.now() - started).toBeLessThan(5000);
   });
 });
 
