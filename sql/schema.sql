@@ -5,7 +5,9 @@
 -- (what each is for: docs/database.md, "What migrate makes"; the refresh: sql/README.md).
 -- Made by pg_dump --schema-only from a new database; do not edit: run
 --   bun tests/support/schema-dump.ts --write
--- (tests/db/schema-file.test.ts fails while it differs). Not a way to make a database: `migrate` is.
+-- (tests/db/schema-file.test.ts fails while it differs). Not a way to make a database: `migrate` is,
+-- and it makes an object of its own that was dropped by hand (a function, a trigger, an index)
+-- again from its block here (src/db/migrations.ts).
 --
 -- PostgreSQL database dump
 --

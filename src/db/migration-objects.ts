@@ -8,6 +8,8 @@
 // alone and after `migrate`, 20,000 products × 60 days): tests/bench/results/2026-11-27-writers-0010.md.
 
 import schemaObjectsQuery from "../../sql/queries/schema_objects.sql" with { type: "text" };
+import schemaSql from "../../sql/schema.sql" with { type: "text" };
+import type postgres from "postgres";
 import type { Sql } from "./client.ts";
 
 export type ObjectKind = "table" | "index" | "function" | "trigger";
@@ -96,12 +98,47 @@ export interface CatalogObject {
 }
 
 /** The objects of `sql`'s public schema besides the contract's tables. */
-export async function schemaObjects(sql: Sql): Promise<CatalogObject[]> {
+export async function schemaObjects(sql: Sql | postgres.TransactionSql<{}>): Promise<CatalogObject[]> {
   return await sql.unsafe<CatalogObject[]>(schemaObjectsQuery);
 }
 
 /** The objects `migrate` makes that `sql`'s database does not have. */
-export async function objectsToMake(sql: Sql): Promise<MigrationObject[]> {
+export async function objectsToMake(sql: Sql | postgres.TransactionSql<{}>): Promise<MigrationObject[]> {
   const present = new Set((await schemaObjects(sql)).map((o) => `${o.kind} ${o.name}`));
   return MIGRATION_OBJECTS.filter((o) => !present.has(`${o.kind} ${o.name}`));
+}
+
+// Each object as this build makes it: sql/schema.sql, pg_dump's schema of a database migrated
+// by this build (tests/db/schema-file.test.ts keeps it so), one block per object under its
+// "-- Name: ...; Type: ...;" header. A primary key's index is its CONSTRAINT block. pg_dump's
+// session settings between blocks (SET default_tablespace ...) are left out.
+const DUMP_KINDS: Readonly<Record<string, ObjectKind>> = { FUNCTION: "function", TRIGGER: "trigger", INDEX: "index", CONSTRAINT: "index", TABLE: "table" };
+
+function dumpedDefinitions(schema: string): Map<string, string> {
+  const definitions = new Map<string, string>();
+  for (const block of schema.split(/^--\n(?=-- Name: )/m).slice(1)) {
+    const m = /^-- Name: (.+?); Type: ([A-Z ]+); Schema: public; Owner: -\n--\n([\s\S]*)$/.exec(block);
+    const kind = m && DUMP_KINDS[m[2]!];
+    if (!kind) continue;
+    // A function's Name is name(argument types); a trigger's, an index's or a key's is "table name".
+    const name = kind === "function" ? m[1]!.slice(0, m[1]!.indexOf("(")) : m[1]!.split(" ").at(-1)!;
+    const statement = m[3]!.replace(/^--\n-- PostgreSQL database dump complete[\s\S]*$/m, "").replace(/^SET \w+ = .*;$/gm, "").trim();
+    definitions.set(`${kind} ${name}`, statement);
+  }
+  return definitions;
+}
+
+let dumped: Map<string, string> | undefined;
+
+/**
+ * The statements that make `object` ("function product_cost_answer_version") as this build has
+ * it; a function or a trigger replaces one that is there (one an older migration's body left).
+ */
+export function currentDefinition(object: string): string {
+  dumped ??= dumpedDefinitions(schemaSql);
+  const statement = dumped.get(object);
+  if (statement === undefined) throw new Error(`sql/schema.sql has no ${object}`);
+  // ONLY: pg_dump adds a partitioned table's key before its partitions; made again, the key
+  // goes onto the partitions the refresh has made since.
+  return statement.replace(/^CREATE (FUNCTION|TRIGGER) /, "CREATE OR REPLACE $1 ").replace(/^ALTER TABLE ONLY /, "ALTER TABLE ");
 }

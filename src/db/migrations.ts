@@ -6,6 +6,7 @@ import readersFollowSql from "../../sql/roles/readers-follow.sql" with { type: "
 import appliedSql from "../../sql/migrate/applied.sql" with { type: "text" };
 import lockSql from "../../sql/migrate/lock.sql" with { type: "text" };
 import missingObjectsSql from "../../sql/migrate/missing_objects.sql" with { type: "text" };
+import noteEverythingSql from "../../sql/migrate/note_everything.sql" with { type: "text" };
 import noTimeoutSql from "../../sql/migrate/no_timeout.sql" with { type: "text" };
 import recordSql from "../../sql/migrate/record.sql" with { type: "text" };
 import recordExistsSql from "../../sql/migrate/record_exists.sql" with { type: "text" };
@@ -29,6 +30,7 @@ import { createHash } from "node:crypto";
 import type postgres from "postgres";
 import { indexBuildDetail, type IndexBuildProgress } from "../output/progress.ts";
 import type { Sql } from "./client.ts";
+import { currentDefinition, objectsToMake, type MigrationObject, type ObjectKind } from "./migration-objects.ts";
 
 export interface Migration {
   version: string;
@@ -45,6 +47,7 @@ export interface Migration {
    * and can make again (its SQL creates only what is missing): when one is gone from a
    * database that has the migration (dropped by hand, or the table made again by an earlier
    * migration's restore), `migrate` runs it again instead of leaving every read to fail.
+   * Only tables and columns: other objects are made again alone (remakeSteps).
    */
   restores?: readonly string[];
 }
@@ -85,10 +88,16 @@ export class MigrationError extends Error {
 export interface MigrationStep {
   version: string;
   name: string;
-  /** run: apply its SQL; record: note it as applied without running it (superseded); restore: run it again to make dropped tables. */
-  action: "run" | "record" | "restore";
+  /**
+   * run: apply its SQL; record: note it as applied without running it (superseded); restore:
+   * run it again to make dropped tables; remake: make one object of it again, as this build
+   * has it (`version` made it last).
+   */
+  action: "run" | "record" | "restore" | "remake";
   /** For restore: the tables that are missing. */
   tables?: string[];
+  /** For remake: the object ("function product_cost_answer_version"). */
+  object?: string;
 }
 
 export interface MigrateOptions {
@@ -115,7 +124,30 @@ async function planSteps(tx: postgres.TransactionSql<{}>, migrations: readonly M
     }
     steps.push({ version: m.version, name: m.name, action: m.supersededBy && pending.has(m.supersededBy) ? "record" : "run" });
   }
-  return steps;
+  return [...steps, ...(await remakeSteps(tx, migrations, done, steps))];
+}
+
+// Functions first (a trigger names its function), then triggers, then indexes.
+const REMAKE_ORDER: readonly ObjectKind[] = ["function", "trigger", "index"];
+
+/**
+ * The objects other than tables of applied migrations that the database lacks (dropped by hand):
+ * each made again alone, from sql/schema.sql (currentDefinition). Running their whole migration
+ * again, as a table's restore does, would be wrong for most: 0006 makes the notes' functions as
+ * they were before 0008 and 0012 changed them, 0010 renames a function that is there, 0013 notes
+ * a rebuild. An object that a migration run in this plan makes is left to it.
+ */
+async function remakeSteps(tx: postgres.TransactionSql<{}>, migrations: readonly Migration[], done: Map<string, string>, planned: readonly MigrationStep[]): Promise<MigrationStep[]> {
+  // A restored table comes back with its key (and no table of a restore has a trigger).
+  const restored = new Set(planned.flatMap((s) => s.tables ?? []));
+  const remade = (o: MigrationObject) => o.kind !== "table" && done.has(o.by) && !(o.on && restored.has(o.on));
+  const objects = (await objectsToMake(tx)).filter(remade).sort((a, b) => REMAKE_ORDER.indexOf(a.kind) - REMAKE_ORDER.indexOf(b.kind));
+  return objects.map((o) => ({ version: o.by, name: migrations.find((m) => m.version === o.by)!.name, action: "remake", object: `${o.kind} ${o.name}` }));
+}
+
+/** What a remake step runs: the object as this build has it; after a trigger, a note of what it missed. */
+function remakeSql(object: string): string {
+  return currentDefinition(object) + (object.startsWith("trigger ") ? `;\n${noteEverythingSql}` : "");
 }
 
 async function appliedChecksums(tx: postgres.TransactionSql<{}>): Promise<Map<string, string>> {
@@ -125,7 +157,8 @@ async function appliedChecksums(tx: postgres.TransactionSql<{}>): Promise<Map<st
 
 /**
  * Applies what is missing, in one transaction; returns the versions applied by this call
- * ("0006 (restored product_cost_months)" for one run again to restore a dropped table).
+ * ("0006 (restored product_cost_months)" for one run again to restore a dropped table, "0013
+ * (made again function product_cost_answer_version)" for an object made again alone).
  * `migrations` is for tests that need a database as an older release left it (a prefix of
  * MIGRATIONS).
  */
@@ -140,17 +173,24 @@ export async function migrate(sql: Sql, migrations: readonly Migration[] = MIGRA
       const m = byVersion.get(step.version)!;
       options.onStepStart?.(step);
       const started = performance.now();
-      if (step.action !== "record") await tx.unsafe(m.sql);
-      if (step.action !== "restore") {
+      if (step.action === "remake") await tx.unsafe(remakeSql(step.object!));
+      else if (step.action !== "record") await tx.unsafe(m.sql);
+      if (step.action === "run" || step.action === "record") {
         await tx.unsafe(recordSql, [m.version, m.name, checksum(m.sql)]);
       }
       options.onStepDone?.(step, performance.now() - started);
-      applied.push(step.action === "restore" ? `${step.version} (restored ${step.tables!.join(", ")})` : step.version);
+      applied.push(appliedAs(step));
     }
     // The tables made or made again go to whoever reads the daily rows (the serving role).
     if (applied.length > 0) await tx.unsafe(readersFollowSql);
   });
   return applied;
+}
+
+/** A step as migrate() reports it: "0006 (restored product_cost_months)", "0013 (made again function ...)". */
+function appliedAs(step: MigrationStep): string {
+  if (step.action === "restore") return `${step.version} (restored ${step.tables!.join(", ")})`;
+  return step.action === "remake" ? `${step.version} (made again ${step.object})` : step.version;
 }
 
 /** What migrate() would do, without changing anything (`migrate --dry-run`). */
