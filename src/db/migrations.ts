@@ -30,7 +30,7 @@ import { createHash } from "node:crypto";
 import type postgres from "postgres";
 import { indexBuildDetail, type IndexBuildProgress } from "../output/progress.ts";
 import type { Sql } from "./client.ts";
-import { currentDefinition, objectsToMake, type MigrationObject, type ObjectKind } from "./migration-objects.ts";
+import { currentDefinition, MIGRATION_OBJECTS, objectsToMake, type MigrationObject, type ObjectKind } from "./migration-objects.ts";
 
 export interface Migration {
   version: string;
@@ -68,7 +68,9 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: "0008", name: "refresh_record", sql: m0008, restores: ["product_cost_refreshes.started_at"] },
   { version: "0009", name: "answer_version_function", sql: m0009 },
   { version: "0010", name: "single_row_notes", sql: m0010 },
-  { version: "0011", name: "months_by_month", sql: m0011 },
+  // Once 0006's restore has made the months again, 0011 partitions them again (its SQL does so
+  // to a months table that is not partitioned, and needs one there).
+  { version: "0011", name: "months_by_month", sql: m0011, restores: ["product_cost_months"] },
   { version: "0012", name: "notes_of_any_date", sql: m0012 },
   { version: "0013", name: "months_window", sql: m0013, restores: ["product_cost_refreshes.window_first"] },
 ];
@@ -131,17 +133,27 @@ async function planSteps(tx: postgres.TransactionSql<{}>, migrations: readonly M
 const REMAKE_ORDER: readonly ObjectKind[] = ["function", "trigger", "index"];
 
 /**
- * The objects other than tables of applied migrations that the database lacks (dropped by hand):
- * each made again alone, from sql/schema.sql (currentDefinition). Running their whole migration
- * again, as a table's restore does, would be wrong for most: 0006 makes the notes' functions as
- * they were before 0008 and 0012 changed them, 0010 renames a function that is there, 0013 notes
- * a rebuild. An object that a migration run in this plan makes is left to it.
+ * The objects other than tables of applied migrations that the database lacks (dropped by hand),
+ * and those a restore below makes as they were before a later migration changed them: each made
+ * again alone, from sql/schema.sql (currentDefinition). Running their whole migration again,
+ * as a table's restore does, would be wrong for most: 0006 makes the notes' functions as they
+ * were before 0008 and 0012 changed them (its restore of a table did so: the ETL's writes of a
+ * row past 294276 AD failed again), 0010 renames a function that is there, 0013 notes a rebuild.
+ * An object that a migration run in this plan makes is left to it.
  */
 async function remakeSteps(tx: postgres.TransactionSql<{}>, migrations: readonly Migration[], done: Map<string, string>, planned: readonly MigrationStep[]): Promise<MigrationStep[]> {
   // A restored table comes back with its key (and no table of a restore has a trigger).
   const restored = new Set(planned.flatMap((s) => s.tables ?? []));
   const remade = (o: MigrationObject) => o.kind !== "table" && done.has(o.by) && !(o.on && restored.has(o.on));
-  const objects = (await objectsToMake(tx)).filter(remade).sort((a, b) => REMAKE_ORDER.indexOf(a.kind) - REMAKE_ORDER.indexOf(b.kind));
+  const missing = (await objectsToMake(tx)).filter(remade);
+  // A restore's `create or replace`s: of a function or trigger that a later migration changed.
+  const reverted = planned
+    .filter((s) => s.action === "restore")
+    .flatMap((s) => {
+      const text = migrations.find((m) => m.version === s.version)!.sql;
+      return MIGRATION_OBJECTS.filter((o) => remade(o) && o.by > s.version && new RegExp(`\\b${o.kind} ${o.name}\\b`, "i").test(text));
+    });
+  const objects = [...new Set([...missing, ...reverted])].sort((a, b) => REMAKE_ORDER.indexOf(a.kind) - REMAKE_ORDER.indexOf(b.kind));
   return objects.map((o) => ({ version: o.by, name: migrations.find((m) => m.version === o.by)!.name, action: "remake", object: `${o.kind} ${o.name}` }));
 }
 

@@ -166,6 +166,22 @@ describeWithPostgres("an object migrate made, dropped by hand, is made again by 
     expect(dumpSchema(url)).toBe(readFileSync(SCHEMA_FILE, "utf8"));
     expect(await source()).toEqual({ readyz: "rollup", etag: true });
   }, 60_000);
+
+  // A table's restore runs its migration again; 0006 made the notes' functions as they were before
+  // 0008 and 0012 changed them, and the months without 0011's partitions.
+  test.each(["product_cost_answers", "product_cost_months", "product_cost_deltas"])(
+    "drop table %s: migrate restores it, and every function as this build has it (a row past 294276 AD is still noted)",
+    async (table) => {
+      await admin.unsafe(`drop table ${table}`);
+      await runCli();
+      expect((await runCli("--dry-run")).map((l) => l.msg)).toEqual(["nothing to migrate"]);
+      expect(dumpSchema(url)).toBe(readFileSync(SCHEMA_FILE, "utf8"));
+      await admin`insert into product_daily_costs values (1, '300000-01-01', 1, 2, 3, 4)`;
+      await admin`delete from product_daily_costs where cost_date = '300000-01-01'`;
+      expect(await source()).toEqual({ readyz: "rollup", etag: true });
+    },
+    60_000,
+  );
 });
 
 test("every object migrate makes other than a table has its definition in sql/schema.sql, to be made again from", () => {

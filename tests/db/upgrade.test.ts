@@ -209,17 +209,24 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
       expect(await readyz()).toEqual({ status: 200, detail: "READY", source: "daily rows", why });
       expect(await checkReadiness(service, 2000)).toEqual({ ready: true, source: { name: "daily", why } });
 
-      // --dry-run names the step and changes nothing.
-      const step = { version: "0006", name: "rollup_v3", action: "restore" as const, tables: [table] };
-      // The log's change time (0007's column) comes back with the log.
-      const steps = table === "product_cost_deltas" ? [step, { version: "0007", name: "answer_versions", action: "restore" as const, tables: ["product_cost_deltas.noted_at"] }] : [step];
+      // --dry-run names the steps and changes nothing.
+      const restore = (version: string, name: string, tables: string[]) => ({ version, name, action: "restore" as const, tables });
+      const remake = (version: string, name: string, object: string) => ({ version, name, action: "remake" as const, object });
+      const steps = [
+        restore("0006", "rollup_v3", [table]),
+        // The log's change time (0007's column) comes back with the log; the months' partitions, with 0011.
+        ...(table === "product_cost_deltas" ? [restore("0007", "answer_versions", ["product_cost_deltas.noted_at"])] : []),
+        ...(table === "product_cost_months" ? [restore("0011", "months_by_month", [table])] : []),
+        // 0006 run again made the notes' functions as they were before 0008 and 0012: made again as they are now.
+        ...["product_cost_deltas_of_insert", "product_cost_deltas_of_update", "product_cost_deltas_of_delete", "product_cost_changes_everything"].map((f) => remake("0008", "refresh_record", `function ${f}`)),
+        remake("0012", "notes_of_any_date", "function product_cost_deltas_note"),
+      ];
       expect(await plannedMigrations(admin)).toEqual(steps);
       expect(await plannedMigrations(admin)).toEqual(steps);
       const reported: unknown[] = [];
-      expect(await migrate(admin, MIGRATIONS, { onStepStart: (s) => reported.push(["start", s]), onStepDone: (s, ms) => reported.push(["done", s, ms >= 0]) })).toEqual([
-        `0006 (restored ${table})`,
-        ...(table === "product_cost_deltas" ? ["0007 (restored product_cost_deltas.noted_at)"] : []),
-      ]);
+      expect(await migrate(admin, MIGRATIONS, { onStepStart: (s) => reported.push(["start", s]), onStepDone: (s, ms) => reported.push(["done", s, ms >= 0]) })).toEqual(
+        steps.map((s) => (s.action === "restore" ? `${s.version} (restored ${s.tables.join(", ")})` : `${s.version} (made again ${s.object})`)),
+      );
       expect(reported).toEqual(steps.flatMap((s) => [["start", s], ["done", s, true]]));
       expect(await plannedMigrations(admin)).toEqual([]);
       expect(await readyz()).toEqual({ status: 200, detail: "READY", source: "rollup" });
