@@ -85,6 +85,8 @@ export interface Read<T> {
   readonly first: T[];
   /** Which of the attempts answered (see openRead). */
   readonly answered: number;
+  /** The failure a first try met and a second one read past (a session ended, a conflict), for the request's log line. */
+  readonly retriedAfter: unknown;
   /** The next batch after `first`, or undefined at the end. Throws the reason when the read was closed early: never ends as if whole. */
   next(): Promise<T[] | undefined>;
   /** Ends the read: the statement cancelled if running, the cursor closed, the slot given back. Safe to call twice. */
@@ -118,6 +120,7 @@ class DatabaseRead<T> implements Read<T> {
   head: Buffer[] | undefined;
   first: T[] = [];
   answered = 0;
+  retriedAfter: unknown = undefined;
   private state: State = "waiting";
   private session: Session | undefined;
   private cursor: Cursor<T> | undefined;
@@ -258,7 +261,10 @@ class DatabaseRead<T> implements Read<T> {
           // stray cancel (one sent for an earlier query on this connection), a standby's recovery
           // conflict and a lock conflict (a deadlock's victim, a lock timeout) likewise. The read
           // is idempotent, so one retry on a fresh session hides that.
-          if (!retried && (isRetryableRead(err) || isStrayCancel(err))) continue;
+          if (!retried && (isRetryableRead(err) || isStrayCancel(err))) {
+            this.retriedAfter = err;
+            continue;
+          }
           throw err;
         }
       }

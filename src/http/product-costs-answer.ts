@@ -209,6 +209,7 @@ async function answerProductCosts(request: Request, exchange: Exchange, key: Ans
       const answered = await sources.read(false);
       opened = answered.read.read;
       exchange.firstRowsMs = performance.now() - asked;
+      exchange.retriedAfter ??= answered.read.read.retriedAfter;
       const rows = rowsSource(answered.read, key.format, exchange);
       source = rows;
       // The rollup could not be read after all (a table dropped meanwhile): the daily rows
@@ -315,6 +316,7 @@ async function answerFromDailyRows(request: Request, exchange: Exchange, key: An
     const asked = performance.now();
     const answered = await sources.read(true);
     exchange.firstRowsMs = performance.now() - asked;
+    exchange.retriedAfter ??= answered.read.read.retriedAfter;
     return await sendOk({ ...answerHeaders(key), "cache-control": CACHE_CONTROL }, rowsSource(answered.read, key.format, exchange), { wanted, signal: exchange.signal, budget: sources.budget });
   };
   const sent = await onceMoreIfRetryable(exchange, send);
