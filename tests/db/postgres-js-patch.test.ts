@@ -249,21 +249,24 @@ describeWithPostgres("postgres.js as patched", () => {
     const url = `postgres://${target.username}@127.0.0.1:${proxy.port},${target.hostname}:${target.port || 5432}${target.pathname}`;
     const pool = postgres(url, { max: 1, onnotice: () => {}, connection: { application_name: name } });
     try {
-      const query = async () => {
+      const query = async (reserved: boolean) => {
         // The first queries after a session was ended may meet its end; the next one has a new session.
         for (let attempt = 0; ; attempt++) {
           try {
-            return await pool`select 1`;
+            if (!reserved) return await pool`select 1`;
+            const session = await pool.reserve(); // a session opened for a reserve() (a read's snapshot) too
+            await session`select 1`;
+            return session.release();
           } catch (err) {
             if (attempt === 5) throw err;
           }
         }
       };
-      for (let i = 0; i < 4; i++) {
-        await query();
+      for (let i = 0; i < 6; i++) {
+        await query(i % 2 === 1);
         await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`;
       }
-      expect(proxied).toBe(4);
+      expect(proxied).toBe(6);
     } finally {
       await pool.end({ timeout: 0 });
       proxy.stop(true);

@@ -8,6 +8,8 @@ import postgres from "postgres";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import { JANUARY_NORMAL, DAILY, PRODUCTS } from "../http/fixture.ts";
 import { cleanEnv, isolatedBinary, startBinary } from "../support/binary.ts";
+import { createAnswerCache } from "../../src/http/answer-cache.ts";
+import { testApp } from "../support/app.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
@@ -78,4 +80,54 @@ expect(await inRecovery([down, primary.port, standby.port], "prefer-standby")).t
       expect(await server.stop()).toBe(0);
     }
   });
+
+  // Issue 52, item 2: postgres.js moved a pool slot to the next host at every reconnect, so a
+  // pool of primary,standby held sessions on both; the version was read on one and the rows on
+  // the other, and answers read after a write were the standby's older rows under the newer
+  // ETag. Now each session tries the hosts in order, as libpq does (all on the primary while it
+  // answers), and an answer's version and rows are read in one snapshot of one session anyway.
+  test("a primary and a standby 2 s behind in one URL: after sessions are ended, every session is the primary's and every answer is current", async () => {
+    const lagging = await createCluster({ standbyOf: primary, settings: { recovery_min_apply_delay: "2s" } });
+    lagging.start();
+    const name = `pce-two-hosts-${process.pid}`;
+    const url = `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${lagging.port}/postgres`;
+    const reader = createPool({ url, max: 4, connectTimeoutMs: 3000, statementTimeoutMs: 10_000, readOnly: true, applicationName: name });
+    pools.push(reader);
+    const admin = postgres(primary.url(), { max: 1, onnotice: () => {} });
+    const onStandby = postgres(lagging.url(), { max: 1, onnotice: () => {} });
+    try {
+      const app = testApp(reader, { answerCache: createAnswerCache(16 * 2 ** 20) });
+      const get = async () => {
+        const res = await app.get(JAN);
+        return { status: res.status, etag: res.headers.get("etag"), body: await res.text() };
+      };
+      // Product 1's purchase cost in January, as the primary's GROUP BY has it and as an answer says it.
+      const naive = async () => (await admin.unsafe<{ s: string }[]>(`select trim_scale(sum(purchase_cost_usd))::text as s from product_daily_costs where product_id = 1 and cost_date between '2024-01-01' and '2024-01-31'`))[0]!.s;
+      const answered = (body: string) => /"erp_product_id":1001,[^}]*"purchase_cost_usd":([^,]+),/.exec(body)?.[1];
+      const bodies = new Map<string, string>(); // ETag -> the one body it stands for
+      const wrong: string[] = [];
+      for (let round = 0; round < 6; round++) {
+        // Some of the pool's sessions ended (a restart, a failover, an idle timeout): they connect again.
+        await Promise.all(Array.from({ length: 8 }, () => get()));
+        // (Idle ones: a session ended while it starts is a host that failed, and the next host is tried, as libpq does.)
+        await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name} and state = 'idle'`;
+        await admin`update product_daily_costs set purchase_cost_usd = purchase_cost_usd + 1 where product_id = 1 and cost_date = '2024-01-01'`;
+        const want = await naive();
+        const answers = await Promise.all(Array.from({ length: 8 }, () => get().catch(() => get())));
+        for (const a of answers) {
+          if (a.status !== 200) continue; // the sessions ended above: a 503 at most, never a stale 200
+          if (answered(a.body) !== want) wrong.push(`round ${round}: ${answered(a.body)}, not ${want}`);
+          if (bodies.has(a.etag!) && bodies.get(a.etag!) !== a.body) wrong.push(`round ${round}: ${a.etag} stands for two bodies`);
+          bodies.set(a.etag!, a.body);
+        }
+      }
+      expect(wrong).toEqual([]);
+      // Every session of the pool is the primary's; none is the standby's.
+      const [row] = await onStandby<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where application_name = ${name}`;
+      expect(row!.n).toBe(0);
+    } finally {
+      await Promise.all([admin.end(), onStandby.end()]);
+      lagging.destroy();
+    }
+  }, 120_000);
 });
