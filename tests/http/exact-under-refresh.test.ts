@@ -1,0 +1,138 @@
+// Issue 52: readers with the answer cache on while the ETL writes and the refresh folds, every
+// answer compared with the GROUP BY. Each round the ETL commits one write (a new month's first
+// row, a backfill before the window, a correction), then clients read random ranges, some with
+// the ETags they were given, while a refresh (or a rebuild) runs; the data stays the same during
+// it, so every 200 must be the GROUP BY of then, and every 304 must stand for it. Afterwards,
+// with nothing running, every range is read again and asked about with every ETag it was given.
+// Before the fix, answers read while the refresh folded a new month missed its first row, and
+// the cache then kept the wrong sums behind 304s for good.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Sql } from "../../src/db/client.ts";
+import { refreshRollup } from "../../src/db/refresh.ts";
+import { createAnswerCache } from "../../src/http/answer-cache.ts";
+import { KEY, testApp, type TestApp } from "../support/app.ts";
+import { testDatabase, type TestDatabase } from "../support/database.ts";
+import { namedPool } from "../support/faults.ts";
+import { describeWithPostgres } from "../support/postgres.ts";
+import { testSeed } from "../support/seed.ts";
+import naiveQuery from "../db/naive_product_costs.sql" with { type: "text" };
+
+const PATH = "/external/v1/product-costs";
+const CLIENTS = 6;
+
+/** The JSON the service writes for the naive GROUP BY's rows (numbers as their exact text). */
+function json(rows: Record<string, string | null>[]): string {
+  const value = (v: string | null) => (v === null ? "null" : v);
+  return `[${rows
+    .map(
+      (r) =>
+        `{"erp_product_id":${value(r.erp_product_id!)},"erp_sku":${JSON.stringify(r.erp_sku)},"product_name":${JSON.stringify(r.product_name)},` +
+        `"purchase_cost_usd":${value(r.purchase_cost_usd!)},"inbound_freight_usd":${value(r.inbound_freight_usd!)},` +
+        `"shipping_to_customer_usd":${value(r.shipping_to_customer_usd!)},"warehouse_fees_usd":${value(r.warehouse_fees_usd!)}}`,
+    )
+    .join(",")}]`;
+}
+
+describeWithPostgres("answers exact, and every 304 true, while the refresh folds what the ETL writes", () => {
+  let db: TestDatabase;
+  let sql: Sql;
+  let app: TestApp;
+
+  beforeAll(async () => {
+    db = await testDatabase();
+    sql = namedPool(db.url, `pce-exact-${process.pid}`, { max: CLIENTS + 2 });
+    app = testApp(sql, { answerCache: createAnswerCache(32 * 2 ** 20) });
+    await db.admin.unsafe(`truncate product_daily_costs, products`);
+    await db.admin.unsafe(`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample) select g, 2000 + g, 'S-' || lpad(g::text, 2, '0'), 'Product ' || g, g % 5 = 0 from generate_series(1, 40) g`);
+    await db.admin.unsafe(`insert into product_daily_costs select p, d::date, p + 0.25, 1, 2.5, 0.01 from generate_series(1, 40) p, generate_series('2026-01-01'::date, '2026-05-30', '1 day') d`);
+    await refreshRollup(db.admin, { rebuild: true });
+  }, 60_000);
+
+  afterAll(async () => {
+    await sql.end({ timeout: 2 });
+  });
+
+  test("rounds of a write and a refresh under six clients: every 200 the GROUP BY's, every 304 for the GROUP BY's body, then and afterwards", async () => {
+    const seed = testSeed("exact under refresh");
+    let state = seed;
+    const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    // Day i of the data's span (from 2025-11-01); the ranges' edges fall anywhere in it.
+    const DAY0 = Date.UTC(2025, 10, 1);
+    const dayOf = (i: number) => new Date(DAY0 + i * 86_400_000).toISOString().slice(0, 10);
+    const indexOf = (d: Date) => Math.round((d.getTime() - DAY0) / 86_400_000);
+    const bodies = new Map<string, string>(); // ETag -> the body it was given with
+    const tagsOf = new Map<string, Set<string>>(); // range query -> ETags given for it
+    const problems: string[] = [];
+    const refreshMs: number[] = [];
+    let newMonth = new Date(Date.UTC(2026, 5, 1));
+    const expectedOf = async (query: string) => {
+      const q = new URLSearchParams(query);
+      return json(await db.admin.unsafe(naiveQuery, [q.get("month_from")!, q.get("month_to")!, q.get("segment") ?? "normal"]));
+    };
+
+    for (let round = 0; round < 8; round++) {
+      // The ETL's write, committed before the round's reads.
+      const first = newMonth.toISOString().slice(0, 10);
+      const kind = round % 4 === 3 ? "backfill" : round % 4 === 2 ? "correction" : "new month";
+      if (kind === "new month") {
+        await db.admin`insert into product_daily_costs values (${1 + (round % 40)}, ${first}::date, 10, 20, 30, 40)`;
+        newMonth = new Date(Date.UTC(newMonth.getUTCFullYear(), newMonth.getUTCMonth() + 1, 1));
+      } else if (kind === "backfill") {
+        await db.admin`insert into product_daily_costs values (${3 + round}, ${dayOf(Math.floor(random() * 30))}::date, 1, 2, 3, 4) on conflict do nothing`;
+      } else {
+        await db.admin`update product_daily_costs set purchase_cost_usd = purchase_cost_usd + 1 where product_id = ${round} and cost_date = '2026-02-14'`;
+      }
+      const last = indexOf(newMonth); // the first day past the data
+      const latestFirst = indexOf(new Date(Date.UTC(newMonth.getUTCFullYear(), newMonth.getUTCMonth() - 1, 1))); // the newest month's first row
+      const expected = new Map<string, Promise<string>>();
+      const expect1 = (query: string) => (expected.has(query) ? expected.get(query)! : (expected.set(query, expectedOf(query)), expected.get(query)!));
+      let running = true;
+      const clients = Array.from({ length: CLIENTS }, async () => {
+        while (running) {
+          // Edges from a few days, so ranges repeat (the cache and ETags at work); half of them
+          // end on the newest month's first day, the row a refresh folds.
+          const edges = [0, 31, 75, 92, 120, 150, 181, latestFirst - 1, latestFirst, last - 1].filter((i) => i < last);
+          const pick = () => edges[Math.floor(random() * edges.length)]!;
+          const [from, to] = [pick(), random() < 0.5 ? latestFirst : pick()].sort((x, y) => x - y) as [number, number];
+          const query = `month_from=${dayOf(from)}&month_to=${dayOf(to)}&segment=${["normal", "all", "sample"][Math.floor(random() * 3)]}`;
+          const known = [...(tagsOf.get(query) ?? [])];
+          const tag = known.length && random() < 0.5 ? known[Math.floor(random() * known.length)] : undefined;
+          const res = await app.get(`${PATH}?${query}`, { authorization: `Bearer ${KEY}`, ...(tag ? { "if-none-match": tag } : {}) });
+          const body = await res.text();
+          const want = await expect1(query);
+          if (res.status === 304) {
+            if (bodies.get(tag!) !== want) problems.push(`round ${round} (${kind}): 304 for ${tag} on ${query}, whose body is not the GROUP BY's`);
+          } else if (res.status !== 200) problems.push(`round ${round}: ${res.status} ${body} on ${query}`);
+          else {
+            if (body !== want) problems.push(`round ${round} (${kind}): a 200 that is not the GROUP BY's on ${query}`);
+            const etag = res.headers.get("etag")!;
+            if (bodies.has(etag) && bodies.get(etag) !== body) problems.push(`round ${round}: ${etag} stands for two bodies`);
+            bodies.set(etag, body);
+            tagsOf.set(query, (tagsOf.get(query) ?? new Set()).add(etag));
+          }
+        }
+      });
+      await Bun.sleep(20);
+      const t0 = performance.now();
+      await refreshRollup(db.admin, round === 5 ? { rebuild: true } : {});
+      refreshMs.push(Math.round(performance.now() - t0));
+      running = false;
+      await Promise.all(clients);
+      // Nothing running: every range of the round, again, and asked about with each ETag it was ever given.
+      for (const query of expected.keys()) {
+        const tags = tagsOf.get(query) ?? new Set<string>();
+        const want = await expectedOf(query);
+        const res = await app.get(`${PATH}?${query}`);
+        if ((await res.text()) !== want) problems.push(`after round ${round}: the answer on ${query} is not the GROUP BY's`);
+        for (const tag of tags) {
+          const conditional = await app.get(`${PATH}?${query}`, { authorization: `Bearer ${KEY}`, "if-none-match": tag });
+          await conditional.arrayBuffer();
+          if (conditional.status === 304 && bodies.get(tag) !== want) problems.push(`after round ${round}: 304 for ${tag} on ${query}, whose body is not the GROUP BY's`);
+        }
+      }
+    }
+    console.log(`exact under refresh: ${bodies.size} bodies, refreshes of ${refreshMs.join(", ")} ms`);
+    expect(problems.slice(0, 20)).toEqual([]);
+    expect(bodies.size).toBeGreaterThan(50);
+  }, 120_000);
+});
