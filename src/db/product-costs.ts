@@ -4,6 +4,8 @@
 // rendered (sql/queries/product_costs_rendered.sql) when the change log says it still holds;
 // otherwise, and for every other range, the rows of sql/queries/product_costs.sql.
 
+import lockDailyRead from "../../sql/queries/lock_daily_read.sql" with { type: "text" };
+import lockRollupRead from "../../sql/queries/lock_rollup_read.sql" with { type: "text" };
 import productCostsQuery from "../../sql/queries/product_costs.sql" with { type: "text" };
 import dailyQuery from "../../sql/queries/product_costs_daily.sql" with { type: "text" };
 import oneDayQuery from "../../sql/queries/product_costs_one_day.sql" with { type: "text" };
@@ -46,10 +48,6 @@ export type RenderedChunk = [rows: Uint8Array, body: Uint8Array];
  */
 export type ProductCostRead = ({ kind: "rows"; read: Read<ProductCostRow> } | { kind: "rendered"; read: Read<RenderedChunk> }) & { version?: AnswerVersion };
 
-/** The tables the daily rows' statements read (the contract's two), locked before their snapshot. */
-export const DAILY_TABLES = ["products", "product_daily_costs"] as const;
-/** The tables the rollup's statements read (version, rendered answer, rows): the contract's first, as an ETL that alters both takes them. */
-export const ROLLUP_TABLES = [...DAILY_TABLES, "product_cost_deltas", "product_cost_folded_changes", "product_cost_refreshes", "product_cost_months", "product_cost_answers"] as const;
 
 export interface ProductCostReadOptions extends ReadOptions {
   batchSize: number;
@@ -102,11 +100,11 @@ const RENDERED_CHUNKS_PER_BATCH = 2;
 
 export async function readProductCosts(sql: Sql, q: ProductCostQuery, options: ProductCostReadOptions): Promise<ProductCostRead> {
   if (options.daily) {
-    const snapshot: Snapshot = { tables: DAILY_TABLES };
+    const snapshot: Snapshot = { lock: lockDailyRead };
     return { kind: "rows", read: await openRead<ProductCostRow>(sql, [{ statement: dailyCostsStatement(q), batchSize: options.batchSize }], options, snapshot) };
   }
   // The version first, in the rows' snapshot: it names exactly the state they are read at.
-  const snapshot: Snapshot = { tables: ROLLUP_TABLES, head: answerVersionStatement(q.monthFrom, q.monthTo) };
+  const snapshot: Snapshot = { lock: lockRollupRead, head: answerVersionStatement(q.monthFrom, q.monthTo) };
   const rows = { statement: productCostsStatement(q), batchSize: options.batchSize };
   const rendered = options.rendered ? renderedAnswerStatement(q) : undefined;
   // The rendered answer when the refresh left one the change log still trusts (it has rows), else the rows.

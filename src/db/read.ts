@@ -63,12 +63,12 @@ export interface ReadOptions {
 }
 
 /**
- * The one snapshot a read's statements share: `tables`, every table they read, are locked
- * before it is taken; `head`, a one-row statement, is read first (the answer's version, which so
- * names exactly the state of the rows read after it).
+ * The one snapshot a read's statements share: `lock`, a LOCK TABLE of every table they read,
+ * runs before it is taken; `head`, a one-row statement, is read first (the answer's version,
+ * which so names exactly the state of the rows read after it).
  */
 export interface Snapshot {
-  tables: readonly string[];
+  lock: string;
   head?: Statement;
 }
 
@@ -328,9 +328,9 @@ function poolSession(sql: Sql): Session {
   };
 }
 
-/** What begins a snapshot of `tables`: they are locked before it is taken (a utility statement takes no snapshot). */
-export function beginSnapshot(tables: readonly string[]): string {
-  return `begin isolation level repeatable read read only; lock table ${tables.map((t) => `only ${t}`).join(", ")} in access share mode`;
+/** What begins a snapshot: its tables are locked before it is taken (a utility statement takes no snapshot). */
+function beginSnapshot(snapshot: Snapshot): string {
+  return `begin isolation level repeatable read read only;\n${snapshot.lock}`;
 }
 
 /**
@@ -356,7 +356,7 @@ function snapshotSession(pool: Sql, snapshot: Snapshot): Session & { row(stateme
       throw new Error("the read ended before it had a connection");
     }
     reserved = r;
-    begun = run(r.unsafe(beginSnapshot(snapshot.tables)));
+    begun = run(r.unsafe(beginSnapshot(snapshot)));
     begun.catch(() => {}); // awaited below
     return r;
   });
