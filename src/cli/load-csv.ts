@@ -1,11 +1,17 @@
 // `load-csv <products|product_daily_costs> <file.csv|-> [--replace]`: loads a CSV into the
-// configured database (DATABASE_URL, or the embedded one in --data-dir), then refreshes.
+// configured database (DATABASE_URL, or the embedded one in --data-dir), then refreshes the
+// rollup where `migrate` built it. Once the load commits, the command's answer is "loaded":
+// nothing after the commit (the refresh, a signal during it) may make it exit otherwise, or an
+// ETL would retry or alert on rows that are in (issue 52).
 
 import { accessSync, constants, statSync } from "node:fs";
 import { ConfigError } from "../settings/config.ts";
 import { DataError } from "../failures.ts";
 import { openDatabase } from "../db/open.ts";
+import { pendingMigrations } from "../db/migrations.ts";
 import { refreshWithProgress } from "../db/refresh-progress.ts";
+import { refreshProblem } from "../db/refresh.ts";
+import type { Sql } from "../db/client.ts";
 import { loadCsv, LoadError } from "../load/load-csv.ts";
 import type { Logger } from "../output/log.ts";
 import { megabytes, progressLines } from "../output/progress.ts";
@@ -70,8 +76,7 @@ export async function runLoadCsv({ config, own, args }: CommandLine, logger: Log
     else progress.report(`loading ${name}`, report.rows, report.rows);
     progress.finish();
     const loadedMs = Math.round(performance.now() - started);
-    // Fold the new rows into the totals now: the next reads are fast at once.
-    const refreshed = await refreshWithProgress("load-csv", db.sql);
+    const refreshed = await refreshAfterLoad(db.sql);
     logger.info("csv loaded", {
       table,
       file: name,
@@ -81,12 +86,44 @@ export async function runLoadCsv({ config, own, args }: CommandLine, logger: Log
       replaced: replace,
       duration_ms: loadedMs,
       database: db.description,
-      refresh_ms: refreshed?.ms,
+      refresh_ms: refreshed.ms,
     });
+    if (refreshed.failure) {
+      logger.warn("the rows are committed; the refresh after them failed", {
+        ...refreshed.failure,
+        then: "nothing to load again: reads add the rows up exactly until the next refresh (the timer's, or `product-cost-export refresh`) folds them in",
+      });
+    }
   } catch (err) {
     if (err instanceof LoadError) throw new DataError(`load-csv ${name}: ${err.message}; nothing was loaded`);
     throw err;
   } finally {
     await db.close(5);
+  }
+}
+
+/**
+ * Folds the committed rows into the rollup now, so that the next reads are fast at once; never
+ * throws. A database without this build's rollup (the contract's tables alone, or an upgrade
+ * before `migrate`) has nothing to refresh: its reads add up the daily rows, and `migrate`
+ * folds what it finds. A failure, or SIGTERM/SIGINT while it runs (its statement is cancelled
+ * and its lock released, as for `refresh`), is returned for the log: the rows are in either way.
+ */
+async function refreshAfterLoad(sql: Sql): Promise<{ ms?: number; failure?: { problem?: string; cause: string; fix?: string } }> {
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+  try {
+    if ((await pendingMigrations(sql)).length > 0) return {};
+    const refreshed = await refreshWithProgress("load-csv", sql, { signal: stop.signal });
+    return { ms: refreshed?.ms };
+  } catch (err) {
+    const found = refreshProblem(err);
+    return { failure: found ? { problem: found.code, cause: found.cause, fix: found.fix } : { cause: err instanceof Error ? err.message : String(err) } };
+  } finally {
+    // A second signal, once the refresh is over, stops the command as before.
+    process.removeListener("SIGTERM", onSignal);
+    process.removeListener("SIGINT", onSignal);
   }
 }
