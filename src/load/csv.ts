@@ -42,9 +42,13 @@ export class CsvReader {
   private first = true;
   private afterCr = false; // inside quotes: the previous character was a CR
 
-  /** The records completed by this piece of text. */
-  push(text: string): CsvRecord[] {
-    const out: CsvRecord[] = [];
+  /**
+   * The records completed by this piece of text, each as soon as it is read: an error further
+   * on is thrown after them, so the loader has taken every record before it, in the file's
+   * order, and a piece's records are never all held at once.
+   */
+  *push(text: string): Generator<CsvRecord, void, undefined> {
+    let done: CsvRecord | undefined; // a record the last character completed
     let i = 0;
     if (this.first && text.length > 0) {
       this.first = false;
@@ -53,6 +57,10 @@ export class CsvReader {
     const n = text.length;
     let start = i; // where the unsaved part of the current field begins
     while (i < n) {
+      if (done) {
+        yield done;
+        done = undefined;
+      }
       const c = text.charCodeAt(i);
       switch (this.state) {
         case "cr":
@@ -74,7 +82,7 @@ export class CsvReader {
             this.state = "quoted";
             start = i + 1;
           } else if (c === COMMA || c === LF || c === CR) {
-            this.endField("", c, out);
+            done = this.endField("", c);
             start = i + 1;
           } else {
             this.state = "plain";
@@ -84,7 +92,7 @@ export class CsvReader {
           continue;
         case "plain":
           if (c === COMMA || c === LF || c === CR) {
-            this.endField(this.value + text.slice(start, i), c, out);
+            done = this.endField(this.value + text.slice(start, i), c);
             start = i + 1;
           } else if (c === QUOTE) {
             throw new CsvError('a quote inside an unquoted field (quote the whole field and double the ")', this.line);
@@ -106,7 +114,7 @@ export class CsvReader {
             this.state = "quoted";
             start = i + 1;
           } else if (c === COMMA || c === LF || c === CR) {
-            this.endField(this.value, c, out);
+            done = this.endField(this.value, c);
             start = i + 1;
           } else {
             throw new CsvError("a quoted field must be followed by a comma or the end of the line", this.line);
@@ -115,39 +123,39 @@ export class CsvReader {
           continue;
       }
     }
+    if (done) yield done;
     // Keep the unfinished field's text for the next piece.
     if (this.state === "plain" || this.state === "quoted") this.value += text.slice(start, n);
-    return out;
   }
 
   /** The last record, if the text did not end with a line break; checks nothing is left open. */
   end(): CsvRecord[] {
-    const out: CsvRecord[] = [];
+    let last: CsvRecord | undefined;
     switch (this.state) {
       case "quoted":
         throw new CsvError("unterminated quoted field", this.fieldLine);
       case "plain":
       case "quote":
-        this.endField(this.value, LF, out);
+        last = this.endField(this.value, LF);
         break;
       case "start":
-        if (this.fields.length > 0) this.endField("", LF, out); // "a," at the very end
+        if (this.fields.length > 0) last = this.endField("", LF); // "a," at the very end
         break;
       case "cr":
         break;
     }
     this.state = "start";
-    return out;
+    return last ? [last] : [];
   }
 
-  /** Ends a field with `value`, and the record too when `by` is a line break. */
-  private endField(value: string, by: number, out: CsvRecord[]): void {
+  /** Ends a field with `value`, and the record too when `by` is a line break: that record, unless blank. */
+  private endField(value: string, by: number): CsvRecord | undefined {
     this.fields.push({ value, quoted: this.quoted });
     this.value = "";
     this.quoted = false;
     if (by === COMMA) {
       this.state = "start";
-      return;
+      return undefined;
     }
     const fields = this.fields;
     this.fields = [];
@@ -157,7 +165,7 @@ export class CsvReader {
       this.line++;
     }
     // A blank line is no record.
-    if (fields.length === 1 && fields[0]!.value === "" && !fields[0]!.quoted) return;
-    out.push({ fields, line: this.recordLine });
+    if (fields.length === 1 && fields[0]!.value === "" && !fields[0]!.quoted) return undefined;
+    return { fields, line: this.recordLine };
   }
 }

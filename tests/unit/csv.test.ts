@@ -44,6 +44,15 @@ describe("RFC 4180 CSV reader", () => {
     expect([(thrown as CsvError).message, (thrown as CsvError).line]).toEqual([message, line]);
   });
 
+  test("the records before an error in the same piece are read first, in the file's order", () => {
+    const reader = new CsvReader();
+    const read: string[] = [];
+    expect(() => {
+      for (const record of reader.push('a\nb\nc"\n')) read.push(record.fields[0]!.value);
+    }).toThrow(new CsvError('a quote inside an unquoted field (quote the whole field and double the ")', 3));
+    expect(read).toEqual(["a", "b"]);
+  });
+
   test("each record knows the line it starts on, across quoted line breaks of every kind and blank lines", () => {
     const text = 'h1,h2\r\n1,"two\r\nlines"\r\n\r\n3,"a\nb\rc"\n4,x\r5,y';
     expect(parseCsv(text).map((r) => [r.line, r.fields.map((f) => f.value)])).toEqual([
