@@ -2,7 +2,8 @@
 // bounded memory: fields separated by commas, optionally quoted with "", a doubled "" inside
 // quotes is one quote, records end at CRLF, LF or CR outside quotes. Each record carries
 // the line it starts on, for error messages. `quoted` tells an empty quoted field ("") from
-// an empty unquoted one, so the loader can read the latter as null.
+// an empty unquoted one, so the loader can read the latter as null. A NUL byte is refused
+// where it is: PostgreSQL text cannot hold one.
 
 export interface CsvField {
   value: string;
@@ -19,6 +20,8 @@ export class CsvError extends Error {
   constructor(
     message: string,
     readonly line: number,
+    /** The (0-based) field of its record the error is in, where it is in one. */
+    readonly field?: number,
   ) {
     super(message);
   }
@@ -26,6 +29,7 @@ export class CsvError extends Error {
 
 type State = "start" | "plain" | "quoted" | "quote" | "cr";
 
+const NUL = 0;
 const COMMA = 44;
 const QUOTE = 34;
 const LF = 10;
@@ -62,6 +66,10 @@ export class CsvReader {
         done = undefined;
       }
       const c = text.charCodeAt(i);
+      // PostgreSQL text cannot hold a NUL: refused here, on its own line, rather than by the
+      // server once the batch holding it is sent (after the whole file before it). After a CR
+      // the character is read again at the start of the next line.
+      if (c === NUL && this.state !== "cr") throw new CsvError("a NUL byte (0x00), which PostgreSQL text cannot hold", this.line, this.fields.length);
       switch (this.state) {
         case "cr":
           this.state = "start";

@@ -145,7 +145,11 @@ export async function loadCsv(sql: Sql, table: string, input: AsyncIterable<stri
       }
       for (const record of reader.end()) await take(record);
     } catch (err) {
-      if (err instanceof CsvError) throw new LoadError(`line ${err.line}: ${err.message}`);
+      if (err instanceof CsvError) {
+        // The field's column by the header's name (by its number on the header line itself, or past the header's columns).
+        const column = err.field === undefined ? "" : `, column ${header?.[err.field] ?? err.field + 1}`;
+        throw new LoadError(`line ${err.line}${column}: ${err.message}`);
+      }
       throw err;
     }
     if (!header) throw new LoadError("the file is empty (expected a header line)");

@@ -42,6 +42,11 @@ describeBackends("load-csv on $name", (backend) => {
     ["a short record", "product_id,erp_sku\n3,A\n4\n", "line 3: 1 fields, the header has 2"],
     ["an open quote", 'product_id,erp_sku\n3,A\n4,"B\n5,C\n', "line 3: unterminated quoted field"],
     ["an empty file", "", "the file is empty (expected a header line)"],
+    // PostgreSQL text cannot hold a NUL: named where it is, before the database sees it.
+    ["a NUL byte in a value", "product_id,product_name\n3,A\n4,B\u0000C\n", "line 3, column product_name: a NUL byte (0x00), which PostgreSQL text cannot hold"],
+    ["a NUL byte on the second line of a quoted value", 'product_id,product_name\n3,"A\r\nB\u0000"\n', "line 3, column product_name: a NUL byte (0x00), which PostgreSQL text cannot hold"],
+    ["a NUL byte in the header", "product_id,\u0000\n", "line 1, column 2: a NUL byte (0x00), which PostgreSQL text cannot hold"],
+    ["a NUL byte past the header's columns", "product_id\n3,\u0000\n", "line 2, column 2: a NUL byte (0x00), which PostgreSQL text cannot hold"],
   ])("refuses %s and changes nothing", async (_, text, message) => {
     const before = await db.admin`select count(*)::int as n from products`;
     const error = await loadCsv(db.admin, "products", text, { replace: true }).catch((e) => e);

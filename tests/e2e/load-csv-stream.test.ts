@@ -3,6 +3,8 @@
 // take more than 20 MB more at its peak (reading the whole file, as before, took ~4 bytes of
 // RSS per byte of file: measured +76 MB from a 5 to a 24 MB file). Rows and sums are checked.
 // Peaks are the executable's own (support/peak-rss.ts), not the test process's it would inherit.
+// A NUL byte is refused where it is, in under 100 MB (before, issue 52: /dev/zero ran out of
+// memory at 2.7 GB).
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -66,6 +68,22 @@ describeWithPostgres("load-csv streams a file of any size", () => {
     await server.end();
     rmSync(work, { recursive: true, force: true });
   });
+
+  const productCount = async () => (await sql<{ n: number }[]>`select count(*)::int as n from products`)[0]!.n;
+
+  test.each([
+    ["`load-csv products - < /dev/zero`", `"$0" load-csv products - < /dev/zero`, "line 1, column 1: a NUL byte (0x00), which PostgreSQL text cannot hold"],
+    ["a NUL byte in a quoted name", `printf 'product_id,product_name\\n7,"Lamp\\0"\\n' | "$0" load-csv products -`, "line 2, column product_name: a NUL byte (0x00), which PostgreSQL text cannot hold"],
+  ])("%s: exit 2 naming where, nothing loaded, under 100 MB", async (_, command, message) => {
+    const before = await productCount();
+    const r = runWithPeakRss(["bash", "-c", command, bin.path], cleanEnv({ DATABASE_URL: url }));
+    expect({ code: r.code, stderr: r.stderr, under100Mb: r.peakMb < 100 }).toEqual({
+      code: 2,
+      stderr: `product-cost-export: load-csv stdin: ${message}; nothing was loaded\n`,
+      under100Mb: true,
+    });
+    expect(await productCount()).toBe(before);
+  }, 130_000);
 
   test("a file five times larger takes no more memory, and every row and cent arrives", async () => {
     const small = dailyFile("small.csv", "2023-01-01", 80); // ~3 MB

@@ -44,6 +44,25 @@ describe("RFC 4180 CSV reader", () => {
     expect([(thrown as CsvError).message, (thrown as CsvError).line]).toEqual([message, line]);
   });
 
+  test.each([
+    ["in an unquoted field", "a,b\nc,d\u0000\n", 2, 1],
+    ["starting a field", "a,b\n\u0000,d\n", 2, 0],
+    ["on the third line of a quoted field", 'a,"b\r\nc\rd\u0000"\n', 3, 1],
+    ["after a closing quote", 'a,"b"\u0000\n', 1, 1],
+    ["after a lone CR", "a\r\u0000\n", 2, 0],
+  ])("refuses a NUL byte %s, whole or in pieces, naming its line and field", (_, text, line, index) => {
+    for (const size of [text.length, 3, 1]) {
+      let thrown: unknown;
+      try {
+        inPieces(text, size);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toBeInstanceOf(CsvError);
+      expect([size, (thrown as CsvError).message, (thrown as CsvError).line, (thrown as CsvError).field]).toEqual([size, "a NUL byte (0x00), which PostgreSQL text cannot hold", line, index]);
+    }
+  });
+
   test("the records before an error in the same piece are read first, in the file's order", () => {
     const reader = new CsvReader();
     const read: string[] = [];
