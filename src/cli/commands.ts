@@ -59,6 +59,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       ...tableColumns,
       "All or nothing: the whole file loads in one transaction; on an error nothing changes and",
       "the error names the line and the column. Rows already there (same key) are updated.",
+      "Refused where read: a NUL byte, a field of more than 1,048,576 characters, a row of more",
+      "than 4,194,304, more than 1,000 fields in a row.",
       "Progress on stderr; a summary line (rows inserted and updated, duration) on stdout.",
       "Then the rollup is refreshed where migrate built it. Exit 0 once the rows are committed:",
       "a refresh that fails or is stopped after the commit adds a warning line, no other exit.",

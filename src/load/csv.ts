@@ -4,6 +4,11 @@
 // the line it starts on, for error messages. `quoted` tells an empty quoted field ("") from
 // an empty unquoted one, so the loader can read the latter as null. A NUL byte is refused
 // where it is: PostgreSQL text cannot hold one.
+//
+// Memory is bounded whatever the input, not only whatever its size: a field, a row and a row's
+// number of fields have a bound past which the text is refused, naming its line (issue 52: a
+// 1 GB line, 200 MB of commas grew one string or one array to 6 and 16 GB of RSS). Sizes count
+// characters (UTF-16 code units, as JavaScript does: each holds at most 2 bytes).
 
 export interface CsvField {
   value: string;
@@ -16,6 +21,20 @@ export interface CsvRecord {
   line: number;
 }
 
+/**
+ * A field's longest value. The contract's widest values are text (erp_sku, product_name: a few
+ * hundred characters in an ERP); numeric(20,6) needs at most 28, a date or a bigint about 20.
+ * 1 Mi is thousands of times what a real file needs, and what one field may hold in memory.
+ */
+export const MAX_FIELD_CHARS = 1_048_576;
+/**
+ * A row's longest text: its values and the commas between them. Twice the widest row a
+ * contract table can hold (two text values of MAX_FIELD_CHARS, the rest numbers and dates).
+ */
+export const MAX_ROW_CHARS = 4_194_304;
+/** A row's most fields: no contract table has more than 6 columns; each field costs an object. */
+export const MAX_FIELDS = 1_000;
+
 export class CsvError extends Error {
   constructor(
     message: string,
@@ -26,6 +45,9 @@ export class CsvError extends Error {
     super(message);
   }
 }
+
+/** 1048576 as "1,048,576" (no locale: the same in every environment). */
+const count = (n: number) => String(n).replace(/\B(?=(\d{3})+$)/g, ",");
 
 type State = "start" | "plain" | "quoted" | "quote" | "cr";
 
@@ -40,6 +62,7 @@ export class CsvReader {
   private value = ""; // the current field's text from earlier pieces
   private quoted = false;
   private fields: CsvField[] = [];
+  private rowChars = 0; // the current record's completed fields and their commas
   private line = 1;
   private recordLine = 1;
   private fieldLine = 1;
@@ -132,8 +155,9 @@ export class CsvReader {
       }
     }
     if (done) yield done;
-    // Keep the unfinished field's text for the next piece.
+    // Keep the unfinished field's text for the next piece, within its bounds.
     if (this.state === "plain" || this.state === "quoted") this.value += text.slice(start, n);
+    if (this.state === "plain" || this.state === "quoted" || this.state === "quote") this.checkSize(this.value.length);
   }
 
   /** The last record, if the text did not end with a line break; checks nothing is left open. */
@@ -156,17 +180,28 @@ export class CsvReader {
     return last ? [last] : [];
   }
 
+  /** Throws when the current field, now `length` characters, or its row is past its bound. */
+  private checkSize(length: number): void {
+    if (length > MAX_FIELD_CHARS) throw new CsvError(`a field longer than ${count(MAX_FIELD_CHARS)} characters`, this.fieldLine, this.fields.length);
+    if (this.rowChars + length > MAX_ROW_CHARS) throw new CsvError(`a row longer than ${count(MAX_ROW_CHARS)} characters`, this.recordLine);
+  }
+
   /** Ends a field with `value`, and the record too when `by` is a line break: that record, unless blank. */
   private endField(value: string, by: number): CsvRecord | undefined {
+    this.checkSize(value.length);
     this.fields.push({ value, quoted: this.quoted });
+    this.rowChars += value.length;
     this.value = "";
     this.quoted = false;
     if (by === COMMA) {
+      if (this.fields.length === MAX_FIELDS) throw new CsvError(`more than ${count(MAX_FIELDS)} fields`, this.recordLine);
+      this.rowChars++;
       this.state = "start";
       return undefined;
     }
     const fields = this.fields;
     this.fields = [];
+    this.rowChars = 0;
     if (by === CR) this.state = "cr";
     else {
       this.state = "start";

@@ -47,6 +47,15 @@ describeBackends("load-csv on $name", (backend) => {
     ["a NUL byte on the second line of a quoted value", 'product_id,product_name\n3,"A\r\nB\u0000"\n', "line 3, column product_name: a NUL byte (0x00), which PostgreSQL text cannot hold"],
     ["a NUL byte in the header", "product_id,\u0000\n", "line 1, column 2: a NUL byte (0x00), which PostgreSQL text cannot hold"],
     ["a NUL byte past the header's columns", "product_id\n3,\u0000\n", "line 2, column 2: a NUL byte (0x00), which PostgreSQL text cannot hold"],
+    // The size bounds (docs/embedded-database.md): just past each.
+    ["a field of 1,048,577 characters", `product_id,product_name\n3,A\n4,"${"x".repeat(1_048_577)}"\n`, "line 3, column product_name: a field longer than 1,048,576 characters"],
+    // Four fields of 1,048,576 characters and three commas; the row starts on line 3 and ends on line 4.
+    [
+      "a row of 4,194,307 characters",
+      `product_id,erp_product_id,erp_sku,product_name\n3,3,A,B\n${"1".repeat(1_048_576)},${"2".repeat(1_048_576)},${"x".repeat(1_048_576)},"${"y".repeat(524_288)}\n${"z".repeat(524_287)}"\n`,
+      "line 3: a row longer than 4,194,304 characters",
+    ],
+    ["a row of 1,001 fields", `product_id\n3\n${",".repeat(1_000)}\n`, "line 3: more than 1,000 fields"],
   ])("refuses %s and changes nothing", async (_, text, message) => {
     const before = await db.admin`select count(*)::int as n from products`;
     const error = await loadCsv(db.admin, "products", text, { replace: true }).catch((e) => e);
@@ -73,6 +82,17 @@ describeBackends("load-csv on $name", (backend) => {
     expect(error).toBeInstanceOf(LoadError);
     expect(error.message).toBe(message);
     expect(await db.admin`select count(*)::int as n from product_daily_costs where cost_date >= '2024-02-01'`).toEqual([{ n: 0 }] as never);
+  });
+
+  test("the widest rows a table can hold load whole: a SKU and a name of 1,048,576 characters each, in batches", async () => {
+    const sku = "s".repeat(1_048_576);
+    const name = "n".repeat(1_048_575) + "é";
+    const rows = [31, 32, 33, 34, 35].map((id) => `${id},${sku},"${name}"`).join("\n");
+    expect(await loadCsv(db.admin, "products", `product_id,erp_sku,product_name\n${rows}\n`, { replace: false })).toEqual({ rows: 5, inserted: 5, updated: 0 });
+    expect(await db.admin`select count(*)::int as n, min(length(erp_sku)) as sku, min(length(product_name)) as name, bool_and(right(product_name, 1) = 'é') as whole from products where product_id between 31 and 35`).toEqual([
+      { n: 5, sku: 1_048_576, name: 1_048_576, whole: true },
+    ] as never);
+    await db.admin`delete from products where product_id between 31 and 35`;
   });
 
   test("a key twice in one file: the later line wins, as line by line", async () => {

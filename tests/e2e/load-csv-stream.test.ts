@@ -3,8 +3,10 @@
 // take more than 20 MB more at its peak (reading the whole file, as before, took ~4 bytes of
 // RSS per byte of file: measured +76 MB from a 5 to a 24 MB file). Rows and sums are checked.
 // Peaks are the executable's own (support/peak-rss.ts), not the test process's it would inherit.
-// A NUL byte is refused where it is, in under 100 MB (before, issue 52: /dev/zero ran out of
-// memory at 2.7 GB).
+// Nor with what is in the file (issue 52): a NUL byte, endless or huge fields and rows are
+// refused where they are in under 100 MB (before: /dev/zero ran out of memory at 2.7 GB, a
+// 50 MB field took 410 MB, 16 MB of commas 1.3 GB), and rows of the widest values a product
+// can hold load in under 200 MB (before: 670 MB).
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -74,6 +76,9 @@ describeWithPostgres("load-csv streams a file of any size", () => {
   test.each([
     ["`load-csv products - < /dev/zero`", `"$0" load-csv products - < /dev/zero`, "line 1, column 1: a NUL byte (0x00), which PostgreSQL text cannot hold"],
     ["a NUL byte in a quoted name", `printf 'product_id,product_name\\n7,"Lamp\\0"\\n' | "$0" load-csv products -`, "line 2, column product_name: a NUL byte (0x00), which PostgreSQL text cannot hold"],
+    ["256 MiB with no line break", `head -c 256M /dev/zero | tr '\\0' a | "$0" load-csv products -`, "line 1, column 1: a field longer than 1,048,576 characters"],
+    ["a 64 MiB row of 100,000-character fields", `yes "$(head -c 100000 /dev/zero | tr '\\0' a)" | tr '\\n' , | head -c 64M | "$0" load-csv products -`, "line 1: a row longer than 4,194,304 characters"],
+    ["16 MiB of commas", `head -c 16M /dev/zero | tr '\\0' , | "$0" load-csv products -`, "line 1: more than 1,000 fields"],
   ])("%s: exit 2 naming where, nothing loaded, under 100 MB", async (_, command, message) => {
     const before = await productCount();
     const r = runWithPeakRss(["bash", "-c", command, bin.path], cleanEnv({ DATABASE_URL: url }));
@@ -84,6 +89,33 @@ describeWithPostgres("load-csv streams a file of any size", () => {
     });
     expect(await productCount()).toBe(before);
   }, 130_000);
+
+  test("a 50 MB quoted field: exit 2 naming its line and column, under 100 MB", async () => {
+    const path = join(work, "field.csv");
+    writeFileSync(path, `product_id,product_name\n7,"${"x".repeat(50 * 2 ** 20)}"\n`);
+    const before = await productCount();
+    const r = load(path, "products");
+    expect({ code: r.code, stderr: r.stderr, under100Mb: r.peakMb < 100 }).toEqual({
+      code: 2,
+      stderr: `product-cost-export: load-csv ${path}: line 2, column product_name: a field longer than 1,048,576 characters; nothing was loaded\n`,
+      under100Mb: true,
+    });
+    expect(await productCount()).toBe(before);
+  }, 60_000);
+
+  test("40 rows of the widest values a product can hold (80 MB) load whole, under 200 MB", async () => {
+    const [sku, name] = ["s".repeat(2 ** 20), "n".repeat(2 ** 20)];
+    const path = join(work, "wide.csv");
+    writeFileSync(path, "product_id,erp_sku,product_name\n" + Array.from({ length: 40 }, (_, i) => `${1001 + i},${sku},"${name}"\n`).join(""));
+    const r = load(path, "products");
+    expect({ code: r.code, summary: JSON.parse(r.stdout.trim()), under200Mb: r.peakMb < 200 }).toEqual({
+      code: 0,
+      summary: expect.objectContaining({ msg: "csv loaded", rows: 40, inserted: 40, updated: 0 }),
+      under200Mb: true,
+    });
+    expect(await sql`select count(*)::int as n, sum(length(erp_sku) + length(product_name))::int as chars from products where product_id > 1000`).toEqual([{ n: 40, chars: 40 * 2 ** 21 }] as never);
+    await sql`delete from products where product_id > 1000`;
+  }, 60_000);
 
   test("a file five times larger takes no more memory, and every row and cent arrives", async () => {
     const small = dailyFile("small.csv", "2023-01-01", 80); // ~3 MB

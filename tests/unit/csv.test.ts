@@ -63,6 +63,39 @@ describe("RFC 4180 CSV reader", () => {
     }
   });
 
+  // The bounds that keep a reader's memory small whatever its input (docs/embedded-database.md).
+  const field = (n: number) => "x".repeat(n);
+  test.each([
+    ["an unquoted field of 1,048,577 characters", `a\n${field(1_048_577)}\n`, "a field longer than 1,048,576 characters", 2, 0],
+    ["a quoted field of 1,048,577 characters, starting on line 2", `a,b\n1,"\n${field(1_048_576)}"\n`, "a field longer than 1,048,576 characters", 2, 1],
+    ["the last field, unended, of 1,048,577 characters", `a,${field(1_048_577)}`, "a field longer than 1,048,576 characters", 1, 1],
+    ["a row of 4,194,305 characters", `a\n${[field(1_048_576), field(1_048_576), field(1_048_576), field(1_048_574)].join(",")}\n`, "a row longer than 4,194,304 characters", 2, undefined],
+    ["a row of 1,001 fields", `a\n${",".repeat(1_000)}\n`, "more than 1,000 fields", 2, undefined],
+  ])("refuses %p, whole or in pieces, naming its line (and field)", (_, text, message, line, index) => {
+    for (const size of [text.length, 65_536, 7]) {
+      let thrown: unknown;
+      try {
+        inPieces(text, size);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toBeInstanceOf(CsvError);
+      expect([size, (thrown as CsvError).message, (thrown as CsvError).line, (thrown as CsvError).field]).toEqual([size, message, line, index]);
+    }
+  });
+
+  test("reads a field of 1,048,576 characters, a row of 4,194,304 and a row of 1,000 fields, whole or in pieces", () => {
+    const wide = [field(1_048_576), field(1_048_576), field(1_048_576), field(1_048_573)].join(","); // 4,194,304 with its commas
+    const text = `"${field(1_048_576)}"\n${wide}\n${",".repeat(999)}\n`;
+    for (const size of [text.length, 65_536]) {
+      expect(inPieces(text, size).map((r) => [r.line, r.fields.length, r.fields.reduce((n, f) => n + f.value.length, 0)])).toEqual([
+        [1, 1, 1_048_576],
+        [2, 4, 4_194_301],
+        [3, 1_000, 0],
+      ]);
+    }
+  });
+
   test("the records before an error in the same piece are read first, in the file's order", () => {
     const reader = new CsvReader();
     const read: string[] = [];
