@@ -82,7 +82,9 @@ function upsertSql(table: string, spec: TableSpec, header: string[]): string {
 
 function checkHeader(table: string, spec: TableSpec, header: string[]): void {
   for (const c of header) {
-    if (!(c in spec.columns)) throw new LoadError(`line 1: unknown column ${JSON.stringify(c)} for ${table} (columns: ${Object.keys(spec.columns).join(", ")})`);
+    // Its first 64 characters are enough to recognize it (no column's name has 30): a field may hold 1 Mi.
+    const shown = c.length > 64 ? `${JSON.stringify(c.slice(0, 64)).slice(0, -1)}…"` : JSON.stringify(c);
+    if (!(c in spec.columns)) throw new LoadError(`line 1: unknown column ${shown} for ${table} (columns: ${Object.keys(spec.columns).join(", ")})`);
   }
   if (new Set(header).size !== header.length) throw new LoadError("line 1: a column is named twice in the header");
   for (const c of spec.key) if (!header.includes(c)) throw new LoadError(`line 1: the header lacks the column ${c}`);

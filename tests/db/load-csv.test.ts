@@ -39,6 +39,8 @@ describeBackends("load-csv on $name", (backend) => {
   test.each([
     ["an unknown column", "product_id,colour\n1,red\n", 'line 1: unknown column "colour" for products (columns: product_id, erp_product_id, erp_sku, product_name, is_sample)'],
     ["no key column", "erp_sku\nA\n", "line 1: the header lacks the column product_id"],
+    // A name past any column's is shown in part: the error stays one short line on a terminal.
+    ["an unknown column of 100,000 characters", `product_id,${"c".repeat(100_000)}\n1,red\n`, `line 1: unknown column "${"c".repeat(64)}…" for products (columns: product_id, erp_product_id, erp_sku, product_name, is_sample)`],
     ["a short record", "product_id,erp_sku\n3,A\n4\n", "line 3: 1 fields, the header has 2"],
     ["an open quote", 'product_id,erp_sku\n3,A\n4,"B\n5,C\n', "line 3: unterminated quoted field"],
     ["an empty file", "", "the file is empty (expected a header line)"],
