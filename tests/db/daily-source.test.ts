@@ -10,14 +10,13 @@
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import postgres from "postgres";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
 import { RECHECK_MS } from "../../src/db/read-source.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
-import { SERVER_URL } from "../support/database.ts";
+import { databaseUrl as urlOf, freshDatabases } from "../support/database.ts";
 import { waitUntil } from "../support/faults.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { bulkLoad, loadProducts, prng, randomRange, randomRows, randomWrite, SEGMENTS, type Rng } from "../support/random-writes.ts";
@@ -35,16 +34,10 @@ describeWithPostgres("reading the daily rows directly (a database as the ETL lef
   const CONTRACT = `pce_contract_${process.pid}`;
   const MIGRATED = `pce_contract_migrated_${process.pid}`;
   const READER = `pce_contract_reader_${process.pid}`;
-  const urlOf = (database: string, user?: string) => {
-    const u = new URL(SERVER_URL);
-    u.pathname = "/" + database;
-    if (user) u.username = user;
-    return u.toString();
-  };
   const pool = (url: string, readOnly: boolean) =>
     createPool({ url, max: 4, connectTimeoutMs: 5000, statementTimeoutMs: 60000, readOnly, applicationName: "pce-daily-source-test" });
 
-  let server: postgres.Sql;
+  let dropDatabases: () => Promise<void>;
   let contractAdmin: Sql; // the ETL's (the tables' owner)
   let contractReader: Sql; // the service's: SELECT on the two tables alone
   let migratedAdmin: Sql;
@@ -53,13 +46,7 @@ describeWithPostgres("reading the daily rows directly (a database as the ETL lef
   let rollup: TestApp;
 
   beforeAll(async () => {
-    server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
-    for (const name of [CONTRACT, MIGRATED]) {
-      await server.unsafe(`drop database if exists ${name} with (force)`);
-      await server.unsafe(`create database ${name}`);
-    }
-    await server.unsafe(`drop role if exists ${READER}`);
-    await server.unsafe(`create role ${READER} login`);
+    dropDatabases = await freshDatabases([CONTRACT, MIGRATED], [READER]);
     contractAdmin = pool(urlOf(CONTRACT), false);
     // The contract's tables as the ETL makes them (migration 0001's statements, no record of it).
     await contractAdmin.unsafe(MIGRATIONS.find((m) => m.version === "0001")!.sql);
@@ -73,9 +60,7 @@ describeWithPostgres("reading the daily rows directly (a database as the ETL lef
   });
   afterAll(async () => {
     for (const sql of [contractReader, contractAdmin, migratedService, migratedAdmin]) await sql?.end({ timeout: 5 });
-    for (const name of [CONTRACT, MIGRATED]) await server.unsafe(`drop database if exists ${name} with (force)`);
-    await server.unsafe(`drop role if exists ${READER}`);
-    await server.end();
+    await dropDatabases?.();
   });
 
   async function get(app: TestApp, path: string, headers: Record<string, string> = {}) {

@@ -11,7 +11,7 @@ import postgres from "postgres";
 import { MIGRATIONS } from "../../src/db/migrations.ts";
 import { REFRESH_LOCK_ID } from "../../src/db/refresh.ts";
 import { cleanEnv, isolatedBinary } from "../support/binary.ts";
-import { SERVER_URL } from "../support/database.ts";
+import { databaseUrl as urlOf, freshDatabases } from "../support/database.ts";
 import { advisoryBarrier } from "../support/faults.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 
@@ -20,12 +20,6 @@ const MIGRATED = `pce_load_migrated_${process.pid}`;
 const ETL = `pce_load_etl_${process.pid}`;
 const PRODUCTS = "product_id,product_name\n1,Lamp\n2,Desk\n";
 
-function urlOf(database: string, user?: string): string {
-  const u = new URL(SERVER_URL);
-  u.pathname = "/" + database;
-  if (user) u.username = user;
-  return u.toString();
-}
 
 const jsonLines = (text: string) => text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 
@@ -33,20 +27,14 @@ describeWithPostgres("load-csv after its commit, on the databases an ETL loads",
   const work = mkdtempSync(join(tmpdir(), "pce-load-db-"));
   const file = join(work, "products.csv");
   let bin: { dir: string; path: string };
-  let server: postgres.Sql;
+  let dropDatabases: () => Promise<void>;
   let contract: postgres.Sql;
   let migrated: postgres.Sql;
 
   beforeAll(async () => {
     bin = isolatedBinary();
     writeFileSync(file, PRODUCTS);
-    server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
-    for (const name of [CONTRACT, MIGRATED]) {
-      await server.unsafe(`drop database if exists ${name} with (force)`);
-      await server.unsafe(`create database ${name}`);
-    }
-    await server.unsafe(`drop role if exists ${ETL}`);
-    await server.unsafe(`create role ${ETL} login`);
+    dropDatabases = await freshDatabases([CONTRACT, MIGRATED], [ETL]);
     // As the ETL made them: the contract's tables (migration 0001's statements, no record of it).
     contract = postgres(urlOf(CONTRACT), { max: 1, onnotice: () => {} });
     await contract.unsafe(MIGRATIONS.find((m) => m.version === "0001")!.sql);
@@ -59,9 +47,7 @@ describeWithPostgres("load-csv after its commit, on the databases an ETL loads",
   afterAll(async () => {
     await contract?.end();
     await migrated?.end();
-    for (const name of [CONTRACT, MIGRATED]) await server.unsafe(`drop database if exists ${name} with (force)`);
-    await server.unsafe(`drop role if exists ${ETL}`);
-    await server.end();
+    await dropDatabases?.();
     rmSync(work, { recursive: true, force: true });
     rmSync(bin.dir, { recursive: true, force: true });
   });

@@ -18,10 +18,35 @@ export interface TestDatabase {
 
 let current: Promise<TestDatabase> | undefined;
 
-function urlFor(database: string): string {
+/** The server's URL of `database`, as `user` (the server's own user by default). */
+export function databaseUrl(database: string, user?: string): string {
   const u = new URL(SERVER_URL);
   u.pathname = "/" + database;
+  if (user) u.username = user;
   return u.toString();
+}
+
+/**
+ * Databases and login roles of a test's own on the server, made anew (dropped first: a run
+ * killed before its end leaves them behind). The function it returns drops them, ending
+ * their sessions.
+ */
+export async function freshDatabases(names: readonly string[], roles: readonly string[] = []): Promise<() => Promise<void>> {
+  const server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+  const drop = async () => {
+    for (const name of names) await server.unsafe(`drop database if exists ${name} with (force)`);
+    for (const role of roles) await server.unsafe(`drop role if exists ${role}`);
+  };
+  await drop();
+  for (const name of names) await server.unsafe(`create database ${name}`);
+  for (const role of roles) await server.unsafe(`create role ${role} login`);
+  return async () => {
+    try {
+      await drop();
+    } finally {
+      await server.end();
+    }
+  };
 }
 
 async function create(): Promise<TestDatabase> {
@@ -34,7 +59,7 @@ async function create(): Promise<TestDatabase> {
   } finally {
     await server.end();
   }
-  const url = urlFor(name);
+  const url = databaseUrl(name);
   const admin = createPool({ url, max: 4, connectTimeoutMs: 5000, statementTimeoutMs: 60000, readOnly: false, applicationName: "pce-tests" });
   await migrate(admin);
   return { name, url, admin };
