@@ -186,7 +186,7 @@ class DatabaseRead<T> implements Read<T> {
     try {
       if (was !== "drained") {
         await this.cursor?.close();
-        await this.endSession(false);
+        await this.endSession("stopped");
       }
     } finally {
       this.release?.();
@@ -198,7 +198,7 @@ class DatabaseRead<T> implements Read<T> {
   private async drained(): Promise<void> {
     this.state = "drained";
     try {
-      await this.endSession(true);
+      await this.endSession("whole");
     } finally {
       this.release?.();
       this.release = undefined;
@@ -206,10 +206,10 @@ class DatabaseRead<T> implements Read<T> {
   }
 
   /** The session's end (its transaction committed or rolled back, its connection the pool's again), once. */
-  private async endSession(whole: boolean): Promise<void> {
+  private async endSession(how: SessionEnd): Promise<void> {
     const session = this.session;
     this.session = undefined;
-    await session?.end(whole);
+    await session?.end(how);
   }
 
   /**
@@ -254,7 +254,7 @@ class DatabaseRead<T> implements Read<T> {
         } catch (failure) {
           if (this.state === "closed") throw this.reason;
           await this.cursor?.close();
-          await this.endSession(false);
+          await this.endSession("failed");
           // A server that is not PostgreSQL is told apart first: a retry would only ask it again.
           const err = await identifyPeer(failure, this.sql);
           // A connection that died while idle (database restarted) fails its next query once; a
@@ -311,13 +311,20 @@ class DatabaseRead<T> implements Read<T> {
 // The session a read's statements run on: the pool itself (each statement alone), or one
 // connection of its own holding the snapshot's transaction from its first statement to its end.
 
+/**
+ * How a session ends: `whole`, every statement ended of itself; `failed`, one failed (the
+ * transaction is aborted, every statement after it fails at once: nothing to stop); `stopped`,
+ * the read was closed (a deadline, the client gone) while one may still run.
+ */
+type SessionEnd = "whole" | "failed" | "stopped";
+
 interface Session {
   /** The connection to run the statements on, once there is one (and the snapshot's transaction has begun). */
   readonly sql: Promise<Sql>;
   /** Whether the session has its connection (the connection deadline): for the pool, its cursor knows. */
   onConnection(): boolean;
-  /** Ends the session: `whole`, every statement ended of itself; otherwise one was stopped or failed. Never throws. */
-  end(whole: boolean): Promise<void>;
+  /** Ends the session. Never throws. */
+  end(how: SessionEnd): Promise<void>;
 }
 
 function poolSession(sql: Sql): Session {
@@ -373,20 +380,22 @@ function snapshotSession(pool: Sql, snapshot: Snapshot): Session & { row(stateme
       return ((await row) as unknown as Buffer[][])[0];
     },
     onConnection: () => reserved !== undefined,
-    async end(whole) {
+    async end(how) {
       ended = true;
       const r = reserved;
       reserved = undefined;
       if (!r) return;
-      // A statement of the session still running (a lock waited for) is stopped first.
-      for (const q of running) q.cancel();
+      // A statement of the session still running (a lock waited for) is stopped first. Only
+      // then: a cancel for a statement that ends meanwhile lands on the next one this
+      // connection runs, maybe a retry's after the pool lent it again.
+      if (how === "stopped") for (const q of running) q.cancel();
       // Committed when whole (a DBA's rollback ratio counts failures), else rolled back; a
       // cancel sent for a statement that had just ended lands on the next one on the
       // connection, the rollback: once more, so that the connection never goes back to the
       // pool inside a transaction. A connection that died fails both, harmlessly. Bounded: a
       // silent server is the silence watch's business, and statements on one connection run
       // in the order sent, so one given to the pool meanwhile waits for the rollback.
-      const ending = whole ? r.unsafe("commit").catch(() => r.unsafe("rollback")) : r.unsafe("rollback").catch(() => r.unsafe("rollback"));
+      const ending = how === "whole" ? r.unsafe("commit").catch(() => r.unsafe("rollback")) : r.unsafe("rollback").catch(() => r.unsafe("rollback"));
       let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         await Promise.race([ending, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_SETTLE_MS)))]);
