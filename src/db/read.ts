@@ -253,7 +253,10 @@ class DatabaseRead<T> implements Read<T> {
           return await this.firstAnswerOnce(attempts);
         } catch (failure) {
           if (this.state === "closed") throw this.reason;
-          await this.cursor?.close();
+          // What failed aborted the transaction (or was the cursor's own statement): a statement
+          // sent after it fails by itself at once. Waited for, not cancelled (a cancel that lands
+          // after it ended would spoil the retry's statement).
+          await this.cursor?.ended();
           await this.endSession("failed");
           // A server that is not PostgreSQL is told apart first: a retry would only ask it again.
           const err = await identifyPeer(failure, this.sql);
@@ -274,17 +277,25 @@ class DatabaseRead<T> implements Read<T> {
     }
   }
 
-  /** The session, the snapshot's head, and the first batch of the first attempt with rows (or of the last). */
+  /**
+   * The session, the snapshot's head, and the first batch of the first attempt with rows (or of
+   * the last). The begin, the head and the first attempt are sent together (one round trip);
+   * their answers are then taken in that order, so a begin that failed is reported as itself,
+   * not as the "transaction is aborted" of every statement after it.
+   */
   private async firstAnswerOnce(attempts: readonly Attempt[]): Promise<void> {
-    let session: Session;
-    if (this.snapshot) {
-      const snapshot = (this.session = session = snapshotSession(this.sql, this.snapshot));
-      if (this.snapshot.head) this.head = await this.untilClosed(snapshot.row(this.snapshot.head));
-    } else this.session = session = poolSession(this.sql);
+    const session = (this.session = this.snapshot ? snapshotSession(this.sql, this.snapshot) : poolSession(this.sql));
+    const sql = await this.untilClosed(session.sql);
+    const head = this.snapshot?.head ? firstRow(sql, this.snapshot.head) : undefined;
+    head?.catch(() => {}); // taken below, unless the begin failed first
     for (const [i, attempt] of attempts.entries()) {
-      this.cursor = openCursor<T>(await this.untilClosed(session.sql), attempt.statement, attempt.batchSize);
+      this.cursor = openCursor<T>(sql, attempt.statement, attempt.batchSize);
       const batch = this.cursor.next();
       batch.catch(() => {}); // a failure after a deadline or an abort is close()'s business
+      if (i === 0) {
+        await this.untilClosed(session.begun);
+        if (head) this.head = await this.untilClosed(head);
+      }
       const first = (await this.untilClosed(batch)) ?? [];
       if (first.length > 0 || i === attempts.length - 1) {
         this.first = first;
@@ -319,8 +330,10 @@ class DatabaseRead<T> implements Read<T> {
 type SessionEnd = "whole" | "failed" | "stopped";
 
 interface Session {
-  /** The connection to run the statements on, once there is one (and the snapshot's transaction has begun). */
+  /** The connection to run the statements on, once there is one: what is sent on it goes after the snapshot's begin. */
   readonly sql: Promise<Sql>;
+  /** Rejects with the begin's failure (the statements after it then fail only for that). */
+  readonly begun: Promise<unknown>;
   /** Whether the session has its connection (the connection deadline): for the pool, its cursor knows. */
   onConnection(): boolean;
   /** Ends the session. Never throws. */
@@ -330,9 +343,19 @@ interface Session {
 function poolSession(sql: Sql): Session {
   return {
     sql: Promise.resolve(sql),
+    begun: Promise.resolve(),
     onConnection: () => false,
     end: async () => {},
   };
+}
+
+/** The first row of `statement` (its columns' bytes), sent now on `sql`. */
+function firstRow(sql: Sql, statement: Statement): Promise<Buffer[] | undefined> {
+  return sql
+    .unsafe(statement.text, statement.params, { prepare: true })
+    .raw()
+    .execute()
+    .then((rows) => (rows as unknown as Buffer[][])[0]);
 }
 
 /** What begins a snapshot: its tables are locked before it is taken (a utility statement takes no snapshot). */
@@ -342,53 +365,40 @@ function beginSnapshot(snapshot: Snapshot): string {
 
 /**
  * A connection of its own, reserved from the pool, in a read-only REPEATABLE READ transaction
- * that locks the snapshot's tables first. The begin and the head are sent together (one round
- * trip); the head's failure is reported as the begin's when the begin failed (the transaction
- * was then aborted, and every statement after it says only that).
+ * whose first statement locks the snapshot's tables.
  */
-function snapshotSession(pool: Sql, snapshot: Snapshot): Session & { row(statement: Statement): Promise<Buffer[] | undefined> } {
+function snapshotSession(pool: Sql, snapshot: Snapshot): Session {
   let reserved: postgres.ReservedSql | undefined;
   let ended = false;
-  let begun: Promise<unknown> = Promise.resolve();
-  const running = new Set<postgres.PendingQuery<postgres.Row[]>>(); // the session's own statements not yet ended
-  const run = (q: postgres.PendingQuery<postgres.Row[]>) => {
-    running.add(q);
-    const settled = q.execute();
-    settled.then(() => running.delete(q), () => running.delete(q));
-    return settled;
-  };
+  let begin: postgres.PendingQuery<postgres.Row[]> | undefined;
+  let begunSettled = false;
   const connection = pool.reserve().then((r) => {
     if (ended) {
       r.release(); // the read ended while it waited for a connection
       throw new Error("the read ended before it had a connection");
     }
     reserved = r;
-    begun = run(r.unsafe(beginSnapshot(snapshot)));
-    begun.catch(() => {}); // awaited below
+    begin = r.unsafe(beginSnapshot(snapshot));
+    begin.execute(); // sent now: before anything the read sends once it has the connection
     return r;
   });
   connection.catch(() => {}); // awaited by the read, or by nobody once it ended
-  const ready = connection.then(async (r) => (await begun, r));
-  ready.catch(() => {}); // not awaited when the head failed first
+  const begun = connection.then(() => begin!).finally(() => (begunSettled = true));
+  begun.catch(() => {}); // awaited by the read once it sent what follows
   return {
-    sql: ready,
-    async row(statement) {
-      const r = await connection;
-      const row = run(r.unsafe(statement.text, statement.params, { prepare: true }).raw() as never);
-      row.catch(() => {}); // after the begin's failure, its own says nothing more
-      await begun;
-      return ((await row) as unknown as Buffer[][])[0];
-    },
+    sql: connection,
+    begun,
     onConnection: () => reserved !== undefined,
     async end(how) {
       ended = true;
       const r = reserved;
       reserved = undefined;
       if (!r) return;
-      // A statement of the session still running (a lock waited for) is stopped first. Only
-      // then: a cancel for a statement that ends meanwhile lands on the next one this
-      // connection runs, maybe a retry's after the pool lent it again.
-      if (how === "stopped") for (const q of running) q.cancel();
+      // The begin still running (its lock waited for) is stopped first (a statement after it is
+      // its cursor's to stop). Only when the read was stopped: a cancel for a statement that ends
+      // meanwhile lands on the next one this connection runs, maybe a retry's after the pool lent
+      // it again.
+      if (how === "stopped" && !begunSettled) begin?.cancel();
       // Committed when whole (a DBA's rollback ratio counts failures), else rolled back; a
       // cancel sent for a statement that had just ended lands on the next one on the
       // connection, the rollback: once more, so that the connection never goes back to the
@@ -419,6 +429,8 @@ interface Cursor<T> {
   next(): Promise<T[] | undefined>;
   /** True once the statement has completed or failed: the connection is the pool's again. */
   done(): boolean;
+  /** Settles once the statement has completed or failed (at most CANCEL_SETTLE_MS later). */
+  ended(): Promise<void>;
   /** Whether postgres.js has handed the query to a connection yet (the connection deadline). */
   onConnection(): boolean;
   /**
@@ -487,6 +499,11 @@ function openCursor<T>(sql: Sql, statement: Statement, batchSize: number | undef
     // `state` is set once the query is handed to an open connection.
     onConnection: () => Boolean((query as unknown as { state?: unknown }).state),
     done: () => complete || outcome !== undefined,
+    async ended() {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, CANCEL_SETTLE_MS)))]);
+      clearTimeout(timer);
+    },
     async next() {
       while (!delivered.length && !complete && !outcome) {
         const next = arrival;
