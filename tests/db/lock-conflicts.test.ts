@@ -4,12 +4,11 @@
 // Retry-After, and the log line names LOCK_CONFLICT. It was a 500. A database of its own: the
 // ETL here alters the contract's tables.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import postgres from "postgres";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import { migrate } from "../../src/db/migrations.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
-import { SERVER_URL } from "../support/database.ts";
+import { databaseUrl, freshDatabases } from "../support/database.ts";
 import { waitForLocks } from "../support/interleave.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 
@@ -17,7 +16,7 @@ describeWithPostgres("lock conflicts of an ETL's schema change under readers", (
   const NAME = `pce_locks_${process.pid}`;
   const READER = `pce-locks-reader-${process.pid}`;
   const RANGE = "month_from=2026-01-10&month_to=2026-03-05";
-  let server: postgres.Sql;
+  let dropDatabase: () => Promise<void>;
   let url: string;
   let admin: Sql;
   let etl: Sql;
@@ -26,12 +25,8 @@ describeWithPostgres("lock conflicts of an ETL's schema change under readers", (
   let expected: string;
 
   beforeAll(async () => {
-    server = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
-    await server.unsafe(`drop database if exists ${NAME} with (force)`);
-    await server.unsafe(`create database ${NAME}`);
-    const u = new URL(SERVER_URL);
-    u.pathname = `/${NAME}`;
-    url = u.toString();
+    dropDatabase = await freshDatabases([NAME]);
+    url = databaseUrl(NAME);
     const writable = (name: string) => createPool({ url, max: 2, connectTimeoutMs: 5000, statementTimeoutMs: 60_000, readOnly: false, applicationName: name });
     admin = writable("pce-locks-admin");
     etl = writable(`pce-locks-etl-${process.pid}`);
@@ -47,8 +42,7 @@ describeWithPostgres("lock conflicts of an ETL's schema change under readers", (
 
   afterAll(async () => {
     await Promise.all([admin, etl, reader].map((p) => p.end({ timeout: 2 })));
-    await server.unsafe(`drop database if exists ${NAME} with (force)`);
-    await server.end();
+    await dropDatabase();
   });
 
   const requestLines = () => app.logs.filter((l) => l.msg === "request");
