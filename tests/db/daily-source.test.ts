@@ -10,6 +10,7 @@
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { MIN_COMPRESSED_BYTES } from "../../src/http/compression.ts";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
 import { RECHECK_MS } from "../../src/db/read-source.ts";
@@ -147,9 +148,13 @@ describeWithPostgres("reading the daily rows directly (a database as the ETL lef
       const res = await get(daily, path, headers);
       expect({ headers, status: res.status, body: await res.text(), etag: res.headers.get("etag") }).toEqual({ headers, status, body, etag: null });
     }
+    // Compressed as asked, but for an answer under MIN_COMPRESSED_BYTES (the random data may make
+    // this range's that small: seed 1620379976 did), which goes out as it is.
     const zipped = await get(daily, path, { "accept-encoding": "gzip" });
-    const unzipped = new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await zipped.arrayBuffer())));
-    expect([zipped.headers.get("content-encoding"), unzipped]).toEqual(["gzip", whole]);
+    const bytes = new Uint8Array(await zipped.arrayBuffer());
+    const small = Buffer.byteLength(whole) < MIN_COMPRESSED_BYTES;
+    const unzipped = new TextDecoder().decode(small ? bytes : Bun.gunzipSync(bytes));
+    expect([zipped.headers.get("content-encoding"), unzipped]).toEqual([small ? null : "gzip", whole]);
   });
 
   test("the source follows the schema under concurrent readers: migrate commits, a table dropped, a grant revoked; every answer exact, no 503", async () => {
