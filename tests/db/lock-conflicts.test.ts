@@ -10,6 +10,7 @@ import { refreshRollup } from "../../src/db/refresh.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { databaseUrl, freshDatabases } from "../support/database.ts";
 import { waitForLocks } from "../support/interleave.ts";
+import { loadDenseFixture } from "../support/fixtures.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 
 describeWithPostgres("lock conflicts of an ETL's schema change under readers", () => {
@@ -31,8 +32,7 @@ describeWithPostgres("lock conflicts of an ETL's schema change under readers", (
     admin = writable("pce-locks-admin");
     etl = writable(`pce-locks-etl-${process.pid}`);
     await migrate(admin);
-    await admin.unsafe(`insert into products (product_id, erp_product_id, erp_sku, product_name) select g, g, 'SKU-' || g, 'P' || g from generate_series(1, 20) g`);
-    await admin.unsafe(`insert into product_daily_costs select p, d::date, 1.5, 2, 3, 4 from generate_series(1, 20) p, generate_series('2026-01-01'::date, '2026-03-31', '1 day') d`);
+    await loadDenseFixture(admin, { products: 20, from: "2026-01-01", to: "2026-03-31" });
     await refreshRollup(admin, { rebuild: true });
     reader = createPool({ url, max: 4, connectTimeoutMs: 5000, statementTimeoutMs: 60_000, readOnly: true, applicationName: READER });
     app = testApp(reader);

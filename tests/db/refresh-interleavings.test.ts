@@ -21,6 +21,7 @@ import { rowsSource } from "../../src/http/rows-response.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { namedPool, waitUntil } from "../support/faults.ts";
 import { endSessions, heldAfterHead, heldCommits, waitForLocks, type HeldCommit } from "../support/interleave.ts";
+import { loadDenseFixture } from "../support/fixtures.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import naiveQuery from "./naive_product_costs.sql" with { type: "text" };
 
@@ -45,11 +46,7 @@ describeWithPostgres("the refresh's every commit between a read's planning and i
     blocker = writable(names.blocker);
     holder = writable(names.holder);
     // 40 products, every day from January to May 2026: the rollup's months and their partitions.
-    await db.admin.unsafe(`truncate product_daily_costs, products`);
-    await db.admin.unsafe(`insert into products (product_id, erp_product_id, erp_sku, product_name) select g, 1000 + g, 'SKU-' || lpad(g::text, 3, '0'), 'Product ' || g from generate_series(1, 40) g`);
-    await db.admin.unsafe(
-      `insert into product_daily_costs select p, d::date, p * 0.5 + extract(day from d), 2, 3.25, 0.000001 from generate_series(1, 40) p, generate_series('2026-01-01'::date, '2026-05-31', '1 day') d`,
-    );
+    await loadDenseFixture(db.admin, { products: 40, from: "2026-01-01", to: "2026-05-31" });
     await refreshRollup(db.admin, { rebuild: true });
   }, 120_000);
 

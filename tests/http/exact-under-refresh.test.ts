@@ -13,7 +13,9 @@ import { createAnswerCache } from "../../src/http/answer-cache.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { namedPool } from "../support/faults.ts";
+import { loadDenseFixture } from "../support/fixtures.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
+import { prng } from "../support/random-fixture.ts";
 import { testSeed } from "../support/seed.ts";
 import naiveQuery from "../db/naive_product_costs.sql" with { type: "text" };
 
@@ -42,9 +44,7 @@ describeWithPostgres("answers exact, and every 304 true, while the refresh folds
     db = await testDatabase();
     sql = namedPool(db.url, `pce-exact-${process.pid}`, { max: CLIENTS + 2 });
     app = testApp(sql, { answerCache: createAnswerCache(32 * 2 ** 20) });
-    await db.admin.unsafe(`truncate product_daily_costs, products`);
-    await db.admin.unsafe(`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample) select g, 2000 + g, 'S-' || lpad(g::text, 2, '0'), 'Product ' || g, g % 5 = 0 from generate_series(1, 40) g`);
-    await db.admin.unsafe(`insert into product_daily_costs select p, d::date, p + 0.25, 1, 2.5, 0.01 from generate_series(1, 40) p, generate_series('2026-01-01'::date, '2026-05-30', '1 day') d`);
+    await loadDenseFixture(db.admin, { products: 40, from: "2026-01-01", to: "2026-05-30", sampleEvery: 5 });
     await refreshRollup(db.admin, { rebuild: true });
   }, 60_000);
 
@@ -53,9 +53,7 @@ describeWithPostgres("answers exact, and every 304 true, while the refresh folds
   });
 
   test("rounds of a write and a refresh under six clients: every 200 the GROUP BY's, every 304 for the GROUP BY's body, then and afterwards", async () => {
-    const seed = testSeed("exact under refresh");
-    let state = seed;
-    const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const random = prng(testSeed("exact under refresh"));
     // Day i of the data's span (from 2025-11-01); the ranges' edges fall anywhere in it.
     const DAY0 = Date.UTC(2025, 10, 1);
     const dayOf = (i: number) => new Date(DAY0 + i * 86_400_000).toISOString().slice(0, 10);

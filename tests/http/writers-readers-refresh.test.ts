@@ -11,7 +11,9 @@ import { createAnswerCache } from "../../src/http/answer-cache.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { namedPool } from "../support/faults.ts";
+import { loadDenseFixture } from "../support/fixtures.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
+import { prng } from "../support/random-fixture.ts";
 import { testSeed } from "../support/seed.ts";
 import naiveQuery from "../db/naive_product_costs.sql" with { type: "text" };
 
@@ -43,9 +45,7 @@ describeWithPostgres("writers, the refresh and readers at once: every answer the
     db = await testDatabase();
     sql = namedPool(db.url, `pce-attack-${process.pid}`, { max: 6 });
     app = testApp(sql, { answerCache: createAnswerCache(32 * 2 ** 20) });
-    await db.admin.unsafe(`truncate product_daily_costs, products`);
-    await db.admin.unsafe(`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample) select g, 3000 + g, 'W-' || lpad(g::text, 2, '0'), 'Product ' || g, g % 4 = 0 from generate_series(1, 30) g`);
-    await db.admin.unsafe(`insert into product_daily_costs select p, d::date, p + 0.5, 1, 2, 3 from generate_series(1, 30) p, generate_series('2026-01-01'::date, '2026-03-31', '1 day') d`);
+    await loadDenseFixture(db.admin, { products: 30, from: "2026-01-01", to: "2026-03-31", sampleEvery: 4 });
     await refreshRollup(db.admin, { rebuild: true });
   }, 60_000);
 
@@ -54,9 +54,7 @@ describeWithPostgres("writers, the refresh and readers at once: every answer the
   });
 
   test("two writers at every isolation level, the refresh in a loop, four clients: no answer and no 304 outside its window", async () => {
-    const seed = testSeed("writers, readers, refresh");
-    let state = seed;
-    const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const random = prng(testSeed("writers, readers, refresh"));
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
     const groupBy = async () => {
       const states = new Map<string, string>();

@@ -36,3 +36,21 @@ export async function loadFixture(sql: Sql, products: ProductFixture[], daily: D
     }
   });
 }
+
+/**
+ * `products` products (SKU-001 …, every `sampleEvery`-th a sample; 0: none) and a row for each
+ * on every day from `from` to `to`, amounts varying by product and day; replacing what was there.
+ * The dense data of the tests that race readers against writers and the refresh.
+ */
+export async function loadDenseFixture(sql: Sql, options: { products: number; from: string; to: string; sampleEvery?: number }): Promise<void> {
+  const { products, from, to, sampleEvery = 0 } = options;
+  await sql.begin(async (tx) => {
+    await tx`truncate product_daily_costs, products`;
+    await tx`insert into products (product_id, erp_product_id, erp_sku, product_name, is_sample)
+             select g, 1000 + g, 'SKU-' || lpad(g::text, 3, '0'), 'Product ' || g, ${sampleEvery} > 0 and g % ${sampleEvery} = 0
+             from generate_series(1, ${products}::int) g`;
+    await tx`insert into product_daily_costs
+             select p, d::date, p * 0.5 + extract(day from d), 2, 3.25, 0.000001
+             from generate_series(1, ${products}::int) p, generate_series(${from}::date, ${to}::date, interval '1 day') d`;
+  });
+}
