@@ -220,6 +220,19 @@ async function missingTables(tx: postgres.TransactionSql<{}>, tables: readonly s
   return rows.map((r) => r.name);
 }
 
+/**
+ * What `migrate` would do to this database, in one line ("0011 (months_by_month), 0012
+ * (notes_of_any_date)"), or undefined when it is at this build's schema: what a refresh says
+ * before it refuses to run on another (refresh.ts).
+ */
+export async function migrationsToApply(sql: Sql): Promise<string | undefined> {
+  if ((await pendingMigrations(sql)).length === 0) return undefined;
+  const steps = await plannedMigrations(sql);
+  const said = (step: MigrationStep) =>
+    step.action === "restore" ? `${step.version} (restore ${step.tables!.join(", ")})` : step.action === "remake" ? `${step.version} (make again ${step.object})` : `${step.version} (${step.name})`;
+  return steps.map(said).join(", ");
+}
+
 /** Versions known to this build that the database has not applied (for /readyz). */
 export async function pendingMigrations(sql: Sql): Promise<string[]> {
   const [exists] = await sql.unsafe<{ ok: boolean }[]>(recordExistsSql);

@@ -31,6 +31,10 @@
 // reads add up the daily rows (exact, slower), so the months can be refilled step by step,
 // two steps at a time (each keeps a server core busy; the products are disjoint).
 //
+// What to do is decided by refresh-plan.ts from state.sql's row alone; this file runs it. It
+// runs on this build's schema only: on an older one it says what `migrate` would apply and
+// stops (reads stay exact meanwhile, from the daily rows: read-source.ts).
+//
 // Plans: the statistics of the tables the refresh writes are stale by the time it reads them
 // (it changes them itself; autovacuum may be off or behind), so no plan of the refresh depends
 // on them. Its steps run with nested loops off (every join hashes: one pass over each side),
@@ -75,7 +79,6 @@ import emptyRollupMonthsSql from "../../sql/refresh/empty_rollup_months.sql" wit
 import extendFirstMonthSql from "../../sql/refresh/extend_first_month.sql" with { type: "text" };
 import lockSql from "../../sql/refresh/lock.sql" with { type: "text" };
 import lockTimeoutSql from "../../sql/refresh/lock_timeout.sql" with { type: "text" };
-import noteEverythingSql from "../../sql/refresh/note_everything.sql" with { type: "text" };
 import noteRebuildSql from "../../sql/refresh/note_rebuild.sql" with { type: "text" };
 import sessionResetSql from "../../sql/refresh/session_reset.sql" with { type: "text" };
 import sessionSettingsSql from "../../sql/refresh/session_settings.sql" with { type: "text" };
@@ -86,8 +89,6 @@ import unlockSql from "../../sql/refresh/unlock.sql" with { type: "text" };
 import vacuumSql from "../../sql/refresh/vacuum.sql" with { type: "text" };
 import vacuumRebuiltSql from "../../sql/refresh/vacuum_rebuilt.sql" with { type: "text" };
 import monthPairsSql from "../../sql/refresh/month_pairs.sql" with { type: "text" };
-import notesOutsideWindowSql from "../../sql/refresh/notes_outside_window.sql" with { type: "text" };
-import partitionedSql from "../../sql/refresh/partitioned.sql" with { type: "text" };
 import stepDensitySql from "../../sql/refresh/step_density.sql" with { type: "text" };
 import stepFirstMonthSql from "../../sql/refresh/step_first_month.sql" with { type: "text" };
 import stepProductsSql from "../../sql/refresh/step_products.sql" with { type: "text" };
@@ -95,8 +96,10 @@ import unfoldedProductSql from "../../sql/refresh/unfolded_product.sql" with { t
 import postgres from "postgres";
 import type { Sql } from "./client.ts";
 import { isDatabaseUnavailable } from "./errors.ts";
-import { databaseProblem, type DatabaseProblem } from "./problems.ts";
-import { widen, WINDOW_GAP_MONTHS, type MonthsWindow } from "./months-window.ts";
+import { migrationsToApply } from "./migrations.ts";
+import { databaseProblem, DatabaseProblemError, problem, type DatabaseProblem } from "./problems.ts";
+import { WINDOW_GAP_MONTHS, type MonthsWindow } from "./months-window.ts";
+import { planFold, type RefreshState, type StepProducts } from "./refresh-plan.ts";
 
 /** Any fixed number, another than migrate's: all refreshes take the same lock. */
 export const REFRESH_LOCK_ID = 74_201_312;
@@ -166,21 +169,20 @@ export interface RefreshOptions {
   upkeepWhenIdle?: boolean;
 }
 
-interface State {
+/** The row state.sql reads (refresh-plan.ts's RefreshState, as PostgreSQL sends it). */
+interface StateRow {
   everything: boolean;
   notes: number;
   window_first: string | null;
   window_last: string | null;
   outside_before: string | null;
   outside_after: string | null;
-  windowed: boolean;
-  data_first_month: string | null;
-  data_last_month: string | null;
   months_last_month: string | null;
-  notes_last_month: string | null;
   notes_first_month: string | null;
+  notes_last_month: string | null;
   first_product: string | null;
   last_product: string | null;
+  named_outside: string[];
 }
 
 type Session = Awaited<ReturnType<Sql["reserve"]>>;
@@ -189,11 +191,6 @@ type Session = Awaited<ReturnType<Sql["reserve"]>>;
 function nextMonth(month: string): string {
   const k = Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)); // the next month's index, 0-based
   return `${String(Math.floor(k / 12)).padStart(4, "0")}-${String((k % 12) + 1).padStart(2, "0")}-01`;
-}
-
-/** Whole months from `from` to `to` (both YYYY-MM-01; 0 when the same, negative when `to` is earlier). */
-function monthsFrom(from: string, to: string): number {
-  return (Number(to.slice(0, 4)) - Number(from.slice(0, 4))) * 12 + Number(to.slice(5, 7)) - Number(from.slice(5, 7));
 }
 
 /** Why a refresh stops when its signal fires. */
@@ -377,12 +374,6 @@ function metAnotherStep(err: unknown): boolean {
   return err instanceof postgres.PostgresError && (err.code === "40001" || err.code === "40P01");
 }
 
-interface Batch {
-  first_product: string;
-  last_product: string;
-  products: number;
-}
-
 /**
  * The statistics of the months' keys, the only columns any plan filters or joins on: a sample
  * of 3,000 rows (25 ms at 50,000 products, against 1.6 s for every column at the default
@@ -402,7 +393,7 @@ async function analyzeMonthKeys(r: Runner, session: Session, added?: { after: st
  * they span, so each month's rows of those ids are read in key order and hashed; else each
  * product's are looked up by key (either is one pass, whatever the statistics say).
  */
-async function foldMonths(r: Runner, session: Session, batch: Batch, window: { first: string; last: string }, startsAfter?: string, force?: boolean): Promise<void> {
+async function foldMonths(r: Runner, session: Session, batch: StepProducts, window: { first: string; last: string }, startsAfter?: string, force?: boolean): Promise<void> {
   const last = window.last;
   const [{ first } = { first: null }] = await r.run<{ first: string | null }[]>(session, stepFirstMonthSql);
   const [{ dense: measured, per_day } = { dense: false, per_day: 0 }] = await r.run<{ dense: boolean; per_day: number }[]>(
@@ -444,15 +435,15 @@ async function foldMonths(r: Runner, session: Session, batch: Batch, window: { f
 async function foldBatch(
   r: Runner,
   session: Session,
-  batch: Batch,
-  plan: { rebuild: boolean; window: MonthsWindow; windowed: boolean; widens?: boolean; extendFrom?: string; dense?: boolean; partitioned: boolean },
+  batch: StepProducts,
+  plan: { rebuild: boolean; window: MonthsWindow; widens?: boolean; extendFrom?: string; dense?: boolean },
 ): Promise<number> {
   const { first, last } = plan.window;
   return r.transaction(session, "isolation level repeatable read, ", async () => {
     await r.run(session, stepNotesSql, [batch.first_product, batch.last_product, false, false]);
     // The step that widens the window records it, in the commit that gives its months rows.
     if (plan.widens) await r.run(session, recordWindowSql, [first, last, plan.window.outsideBefore, plan.window.outsideAfter]);
-    if (plan.partitioned) await r.run(session, coverMonthsSql, [last]);
+    await r.run(session, coverMonthsSql, [last]);
     if (plan.rebuild) {
       // The months were emptied: each product's straight from its daily rows, in one pass.
       await r.run(session, buildMonthsSql, [batch.first_product, batch.last_product, last, first]);
@@ -468,7 +459,7 @@ async function foldBatch(
       if (plan.extendFrom) await analyzeMonthKeys(r, session, { after: plan.extendFrom, last });
     }
     await r.run(session, clearAnswersSql, [false, first, last]);
-    if (plan.windowed) await r.run(session, outsideNotesSql, [first, last]);
+    await r.run(session, outsideNotesSql, [first, last]);
     // The answers' versions (ETags) keep what the forgotten notes counted: a fold changes none.
     await r.run(session, countFoldedSql);
     const notes = await count(r, session, countStepNotesSql);
@@ -496,43 +487,67 @@ async function dropPartitionsAfter(r: Runner, session: Session, last: string | n
   );
 }
 
-/** Steps 1 to 3: the months brought to the daily rows and the log forgotten, step by step. */
+/** What state.sql reads, as the plan takes it. */
+async function readState(r: Runner, session: Session): Promise<RefreshState> {
+  const [s] = await r.run<StateRow[]>(session, stateSql);
+  return {
+    everything: s!.everything,
+    notes: s!.notes,
+    window: s!.window_first && s!.window_last ? { first: s!.window_first, last: s!.window_last, outsideBefore: s!.outside_before, outsideAfter: s!.outside_after } : null,
+    monthsLastMonth: s!.months_last_month,
+    notesFirstMonth: s!.notes_first_month,
+    notesLastMonth: s!.notes_last_month,
+    firstProduct: s!.first_product,
+    lastProduct: s!.last_product,
+    namedOutside: s!.named_outside,
+  };
+}
+
+/**
+ * A rebuild's first commit: a note of everything (reads add up the daily rows until the last
+ * step deletes it), the window found again from the data, the months emptied and every answer
+ * dropped, and every month's partition made, so that the steps (side by side) only write rows.
+ * Then the partitions after the window dropped, and the old rows vacuumed. Returns the notes of
+ * everything it starts from, and the window.
+ */
+async function prepareRebuild(r: Runner, session: Session): Promise<{ everythingNotes: number; window: MonthsWindow | null }> {
+  const prepared = await r.transaction(session, "", async () => {
+    const n = await count(r, session, countEverythingNotesSql);
+    // The rebuild's own note (no write changed the data): marked, so that the answers'
+    // versions do not count it (migration 0013).
+    if (n === 0) await r.run(session, noteRebuildSql);
+    const [found] = await r.run<{ first_month: string | null; last_month: string | null; outside_before: string | null; outside_after: string | null }[]>(
+      session,
+      windowSql,
+      [WINDOW_GAP_MONTHS],
+    );
+    const window = found?.first_month && found.last_month ? { first: found.first_month, last: found.last_month, outsideBefore: found.outside_before, outsideAfter: found.outside_after } : null;
+    await r.run(session, recordWindowSql, [window?.first ?? null, window?.last ?? null, window?.outsideBefore ?? null, window?.outsideAfter ?? null]);
+    await r.run(session, notesOutsideSql, [window?.first ?? null, window?.last ?? null]);
+    await r.run(session, countFoldedSql);
+    await r.run(session, forgetChangesSql);
+    await r.run(session, emptyRollupMonthsSql);
+    await r.run(session, emptyRollupAnswersSql);
+    if (window) await r.run(session, coverMonthsSql, [window.last]);
+    return { everythingNotes: Math.max(n, 1), window };
+  });
+  await dropPartitionsAfter(r, session, prepared.window?.last ?? null);
+  // The old rows are dead once no read still sees them: vacuumed now, the steps write the
+  // months into their pages rather than beside them. (Otherwise a rebuild doubles the
+  // months' files: vacuum later makes the old pages reusable but never gives them back.) A
+  // read still running keeps its rows, and the steps write beside those.
+  await r.run(session, vacuumRebuiltSql);
+  return prepared;
+}
+
+/** Steps 1 to 3: the plan (refresh-plan.ts) of what to fold, run step by step, and the finish. */
 async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptions, started: number, stepMs: RefreshReport["step_ms"]) {
-  const [s] = await r.run<State[]>(session, stateSql);
-  let rebuild = Boolean(options.rebuild || s!.everything);
+  const plan = planFold(await readState(r, session), { rebuild: options.rebuild, stepRows: options.stepRows ?? STEP_ROWS });
   const record = (notes: number) => r.run(session, recordRefreshSql, [notes, Math.round(performance.now() - started)]);
-  if (!rebuild && s!.notes === 0) {
+  if (plan.mode === "none") {
     await r.transaction(session, "", () => record(0));
     return { mode: "none" as const, notes: 0, steps: 0, unfolded: [] };
   }
-  // The window of months the rollup keeps (months-window.ts): widened over the months notes
-  // name near it, or found again by a rebuild. None: no row of a date a request can name.
-  let window: MonthsWindow | null =
-    s!.window_first && s!.window_last ? { first: s!.window_first, last: s!.window_last, outsideBefore: s!.outside_before, outsideAfter: s!.outside_after } : null;
-  let widens = false;
-  // A database before migration 0013 (a refresh may run before `migrate`): its months span the
-  // data, as they did; `migrate` then rebuilds them for a window.
-  const windowed = s!.windowed;
-  if (!windowed) {
-    const first = s!.data_first_month;
-    const last = [s!.data_last_month, rebuild ? null : s!.months_last_month].filter((m): m is string => m !== null).sort().at(-1);
-    window = first && last ? { first, last, outsideBefore: null, outsideAfter: null } : null;
-  } else if (!rebuild && window) {
-    const named = await r.run<{ month: string }[]>(
-      session,
-      notesOutsideWindowSql,
-      [window.first, window.last],
-    );
-    const wider = widen(window, named.map((n) => n.month));
-    if (wider === "rebuild") rebuild = true;
-    else if (wider.first !== window.first || wider.last !== window.last) {
-      window = { ...window, ...wider };
-      widens = true;
-    }
-  } else if (!rebuild && s!.notes_last_month !== null) {
-    rebuild = true; // dates a request can name, and no window for them yet
-  }
-  let everythingNotes = 0;
   const timed = async <T>(step: RefreshStep, work: () => Promise<T>): Promise<T> => {
     const t = performance.now();
     try {
@@ -541,73 +556,22 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
       stepMs[step] = (stepMs[step] ?? 0) + Math.round(performance.now() - t);
     }
   };
-
-  // Migration 0011's partitions, where the database has it (a refresh may run before `migrate`).
-  const [{ partitioned } = { partitioned: false }] = await r.run<{ partitioned: boolean }[]>(
-    session,
-    partitionedSql,
-  );
-  if (rebuild) {
-    // A note of everything (reads add up the daily rows until the last step deletes it), the
-    // window found again from the data, the months emptied and every answer dropped, in one
-    // commit; and every month's partition made, so that the steps (side by side) only write rows.
-    everythingNotes = await timed("prepare", () =>
-      r.transaction(session, "", async () => {
-        const n = await count(r, session, countEverythingNotesSql);
-        // The rebuild's own note (no write changed the data): marked, so that the answers'
-        // versions do not count it (migration 0013). A database before 0013 counts it.
-        if (n === 0) await r.run(session, windowed ? noteRebuildSql : noteEverythingSql);
-        if (windowed) {
-          const [found] = await r.run<{ first_month: string | null; last_month: string | null; outside_before: string | null; outside_after: string | null }[]>(
-            session,
-            windowSql,
-            [WINDOW_GAP_MONTHS],
-          );
-          window = found?.first_month && found.last_month ? { first: found.first_month, last: found.last_month, outsideBefore: found.outside_before, outsideAfter: found.outside_after } : null;
-          await r.run(session, recordWindowSql, [window?.first ?? null, window?.last ?? null, window?.outsideBefore ?? null, window?.outsideAfter ?? null]);
-          await r.run(session, notesOutsideSql, [window?.first ?? null, window?.last ?? null]);
-          await r.run(session, countFoldedSql);
-          await r.run(session, forgetChangesSql);
-        }
-        await r.run(session, emptyRollupMonthsSql);
-        await r.run(session, emptyRollupAnswersSql);
-        if (partitioned && window) await r.run(session, coverMonthsSql, [window.last]);
-        return Math.max(n, 1);
-      }),
-    );
-    if (partitioned) await timed("prepare", () => dropPartitionsAfter(r, session, window?.last ?? null));
-    // The old rows are dead once no read still sees them: vacuumed now, the steps write the
-    // months into their pages rather than beside them. (Otherwise a rebuild doubles the
-    // months' files: vacuum later makes the old pages reusable but never gives them back.) A
-    // read still running keeps its rows, and the steps write beside those.
-    await timed("prepare", () => r.run(session, vacuumRebuiltSql));
-  }
-  const months = window as MonthsWindow | null; // as found above
-  // The window reached a later month: the first step moves the rollup's last month.
-  const extendFrom = !rebuild && months && s!.months_last_month && months.last > s!.months_last_month ? s!.months_last_month : undefined;
+  const rebuild = plan.mode === "rebuild";
+  const prepared = rebuild ? await timed("prepare", () => prepareRebuild(r, session)) : undefined;
+  const window = prepared ? prepared.window : plan.mode === "changes" ? plan.window : null;
 
   let notes = 0;
   let steps = 0;
   const unfolded: UnfoldedProduct[] = [];
-  if (months) {
-    const { first, last } = months;
-    const stepRows = options.stepRows ?? STEP_ROWS;
-    // At most a row per note and month from the earliest month named: when that fits in a step,
-    // one step of every product named (no need to weigh each product's months).
-    const fromNamed = s!.notes_first_month && s!.notes_first_month > first ? s!.notes_first_month : first;
-    const atMost = s!.notes * (monthsFrom(fromNamed, last) + 1);
-    const batches =
-      !rebuild && s!.first_product !== null && atMost <= stepRows
-        ? [{ first_product: s!.first_product, last_product: s!.last_product!, products: 0 }]
-        : await r.run<Batch[]>(session, batchesSql, [rebuild, last, stepRows, first]);
-    const step = async (on: Session, batch: Batch, firstStep = false) => {
+  if (window) {
+    const changes = plan.mode === "changes" ? plan : undefined;
+    const batches = changes?.oneStep ? [changes.oneStep] : await r.run<StepProducts[]>(session, batchesSql, [rebuild, window.last, options.stepRows ?? STEP_ROWS, window.first]);
+    const step = async (on: Session, batch: StepProducts, firstStep = false) => {
       notes += await foldBatch(r, on, batch, {
         rebuild,
-        window: months,
-        windowed,
-        ...(firstStep ? { extendFrom, widens } : {}),
+        window,
+        ...(firstStep && changes ? { extendFrom: changes.extendFrom, widens: changes.widens } : {}),
         dense: options.dense,
-        partitioned,
       });
       steps++;
       options.onProgress?.({ step: "totals", done: steps, total: batches.length });
@@ -617,7 +581,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
         // The products' months straight from their daily rows: steps of disjoint products, each
         // a read of its daily rows and a sort that use one core of the server, side by side.
         // A step that met another runs again after them, alone.
-        const again: Batch[] = [];
+        const again: StepProducts[] = [];
         await onSessions(sql, session, batches, (on, batch) =>
           step(on, batch).catch((err) => {
             if (!metAnotherStep(err)) throw err;
@@ -629,16 +593,12 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
         // One after another: the first to commit moves the rollup's last month for every product
         // and records a widened window. A step that fails is narrowed down, half by half, to the
         // products that fail alone: the others are folded, those are recorded and reported.
-        const attempt = async (batch: Batch): Promise<void> => {
+        const attempt = async (batch: StepProducts): Promise<void> => {
           try {
             await step(session, batch, steps === 0);
           } catch (err) {
             if (!failureOfTheStep(err)) throw err;
-            const named = await r.run<{ id: string }[]>(
-              session,
-              stepProductsSql,
-              [batch.first_product, batch.last_product],
-            );
+            const named = await r.run<{ id: string }[]>(session, stepProductsSql, [batch.first_product, batch.last_product]);
             if (named.length <= 1) return void unfolded.push(await describeUnfolded(r, session, named[0]?.id ?? batch.first_product, err));
             const half = Math.floor(named.length / 2);
             await attempt({ first_product: batch.first_product, last_product: named[half - 1]!.id, products: half });
@@ -647,7 +607,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
         };
         for (const batch of batches) await attempt(batch);
         // No step ran (no product named): a widened window is recorded on its own.
-        if (widens && steps === 0) await r.transaction(session, "", () => r.run(session, recordWindowSql, [months.first, months.last, months.outsideBefore, months.outsideAfter]));
+        if (changes?.widens && steps === 0) await r.transaction(session, "", () => r.run(session, recordWindowSql, [window.first, window.last, window.outsideBefore, window.outsideAfter]));
       }
     });
   }
@@ -657,7 +617,7 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
       // A rebuild folds the notes of everything it started with, unless another came since
       // (a TRUNCATE while it ran): then they all stay, and the next refresh rebuilds again.
       const n = await count(r, session, countEverythingNotesSql);
-      const foldsEverything = rebuild && n === everythingNotes;
+      const foldsEverything = rebuild && n === prepared!.everythingNotes;
       await r.run(session, stepNotesSql, [null, null, window === null, foldsEverything]);
       const folded = await count(r, session, countStepNotesSql);
       await r.run(session, clearAnswersSql, [folded > 0, window?.first ?? null, window?.last ?? null]);
@@ -673,11 +633,11 @@ async function fold(r: Runner, sql: Sql, session: Session, options: RefreshOptio
         await analyzeMonthKeys(r, session);
       }
       // What this refresh could not fold (nothing: the record is cleared), for /metrics and /readyz.
-      if (windowed) await r.run(session, recordFailureSql, [unfolded.length ? unfoldedMessage(unfolded) : null]);
+      await r.run(session, recordFailureSql, [unfolded.length ? unfoldedMessage(unfolded) : null]);
       await record(notes);
     }),
   );
-  return { mode: rebuild ? ("rebuild" as const) : ("changes" as const), notes, steps, unfolded };
+  return { mode: plan.mode, notes, steps, unfolded };
 }
 
 /** What a product's notes name, for the line that says it could not be folded. */
@@ -714,6 +674,13 @@ export async function refreshRollup(sql: Sql, options: RefreshOptions = {}): Pro
   const started = performance.now();
   const r = new Runner(options.signal);
   r.throwIfStopped();
+  // No run-time path for a schema older than this build's (the months' partitions, the window
+  // of months): `migrate` brings it here and then refreshes. Meanwhile reads are exact from the
+  // daily rows (read-source.ts). Asked before a session is reserved: it takes one of its own.
+  const toApply = await migrationsToApply(sql);
+  if (toApply !== undefined) {
+    throw new DatabaseProblemError(problem("MIGRATIONS_PENDING", `the database is not at this build's schema: \`migrate\` would apply ${toApply}, and then refresh; nothing was refreshed`));
+  }
   const session = await sql.reserve();
   let locked = false; // the session holds the refresh's lock: released when it is given back
   try {

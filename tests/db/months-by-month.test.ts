@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createPool, type Sql } from "../../src/db/client.ts";
 import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
+import buildMonthsSql from "../../sql/refresh/build_months.sql" with { type: "text" };
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
@@ -93,7 +94,17 @@ describeWithPostgres("the months partitioned by month (0011)", () => {
     await migrate(admin, before);
     await populate(admin);
     await admin.unsafe(`grant select on products, product_daily_costs to ${READER}`);
-    await refreshRollup(admin);
+    // This build's refresh runs on this build's schema alone; what 0010's build did here: the
+    // months of every product from its daily rows (the data's span), the log forgotten.
+    await expect(refreshRollup(admin)).rejects.toThrow("`migrate` would apply 0011 (months_by_month), 0012 (notes_of_any_date), 0013 (months_window), and then refresh; nothing was refreshed");
+    const [span] = await admin<{ first: string; last: string; lo: string; hi: string }[]>`
+      select min(date_trunc('month', cost_date))::date::text as first, max(date_trunc('month', cost_date))::date::text as last,
+             min(product_id)::text as lo, max(product_id)::text as hi
+      from product_daily_costs`;
+    await admin.begin(async (tx) => {
+      await tx.unsafe(buildMonthsSql, [span!.lo, span!.hi, span!.last, span!.first]);
+      await tx`delete from product_cost_deltas`;
+    });
     await admin.unsafe(`grant select on product_cost_months, product_cost_deltas, product_cost_refreshes, product_cost_answers, product_cost_folded_changes, schema_migrations to ${READER}`);
     const [file] = await admin<{ node: string }[]>`select pg_relation_filenode('product_cost_months')::text as node`;
 

@@ -88,6 +88,20 @@ describeWithPostgres("misconfiguration", () => {
       expect(ready.body.detail).toBe("MIGRATIONS_PENDING");
       expect(ready.body.fix).toContain("product-cost-export migrate");
 
+      // The refresh runs on this build's schema alone: it says what `migrate` would do, changes nothing, exit 1.
+      const refresh = Bun.spawnSync([bin.path, "refresh"], { env: cleanEnv({ DATABASE_URL: url }), stdout: "pipe", stderr: "pipe" });
+      expect({ code: refresh.exitCode, stderr: refresh.stderr.toString() }).toEqual({
+        code: 1,
+        stderr:
+          "product-cost-export: cannot refresh: the database is not at this build's schema: `migrate` would apply 0001 (contract_tables), 0002 (daily_costs_by_date), " +
+          "0003 (period_cost_rollup), 0004 (rollup_in_output_order), 0005 (rollup_v2), 0006 (rollup_v3), 0007 (answer_versions), 0008 (refresh_record), " +
+          "0009 (answer_version_function), 0010 (single_row_notes), 0011 (months_by_month), 0012 (notes_of_any_date), 0013 (months_window), and then refresh; " +
+          `nothing was refreshed; ${fix}\n`,
+      });
+      const unmigrated = postgres(url, { max: 1, onnotice: () => {} });
+      const [tables] = await unmigrated.unsafe<{ n: number }[]>(`select count(*)::int as n from pg_tables where schemaname = 'public'`);
+      await unmigrated.end();
+      expect(tables!.n).toBe(0);
       const migrate = Bun.spawnSync([bin.path, "migrate"], { env: cleanEnv({ DATABASE_URL: url }), stdout: "pipe", stderr: "pipe" });
       expect(migrate.exitCode).toBe(0);
       expect(await get(s, JAN)).toEqual({ status: 200, body: "[]" });
