@@ -166,7 +166,7 @@ async function exact(sql: postgres.Sql, ranges: [string, string][]): Promise<{ o
 
 function refresh(url: string, args: string[]): { wallS: number; report: Result["report"] } {
   const t = performance.now();
-  const r = Bun.spawnSync([BINARY, "refresh", ...args], { env: { PATH: "/usr/bin:/bin", DATABASE_URL: url, LOG_FORMAT: "json" }, stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync([BINARY, "refresh", ...args], { env: { PATH: "/usr/bin:/bin", DATABASE_URL: url, LOG_FORMAT: "json", LOG_LEVEL: "debug" }, stdout: "pipe", stderr: "pipe" }); // debug: an idle run says "refreshed" at debug only
   const wallS = (performance.now() - t) / 1000;
   if (r.exitCode !== 0) throw new Error(`refresh failed (${r.exitCode}): ${r.stderr.toString()}${r.stdout.toString()}`);
   const line = r.stdout
