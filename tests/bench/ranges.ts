@@ -164,7 +164,7 @@ async function startService(opts: RangeBenchOptions): Promise<{ base: string; st
 
 /** `product-cost-export refresh` on the database: its own time (from its log line) and the notes it folded. */
 function refresh(opts: RangeBenchOptions, rebuild = false): { ms: number; notes: number } {
-  const r = Bun.spawnSync([opts.binary, "refresh", ...(rebuild ? ["--rebuild"] : [])], { env: { PATH: "/usr/bin:/bin", DATABASE_URL: opts.dbUrl }, stdout: "pipe", stderr: "pipe" });
+  const r = Bun.spawnSync([opts.binary, "refresh", ...(rebuild ? ["--rebuild"] : [])], { env: { PATH: "/usr/bin:/bin", DATABASE_URL: opts.dbUrl, LOG_LEVEL: "debug" }, stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`refresh failed: ${r.stderr.toString()}`);
   const line = r.stdout.toString().split("\n").find((l) => l.includes('"refreshed"'))!;
   const entry = JSON.parse(line) as { ms: number; notes: number };
