@@ -43,7 +43,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "Fold recent writes into the totals the reads start from (run it every minute)",
     own: [{ flag: "rebuild", kind: "bool", help: "Recompute every total from the daily rows" }],
     needsDatabase: true,
-    details: ["Reads stay exact without it, only slower. `systemd-unit refresh-timer` runs it every minute."],
+    details: [
+      "Reads stay exact without it, only slower. `systemd-unit refresh-timer` runs it every minute.",
+      "On a database not at this build's schema it changes nothing: it names what `migrate` would apply, exit 1.",
+    ],
     run: runRefresh,
   },
   {
