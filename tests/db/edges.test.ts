@@ -68,7 +68,7 @@ describeWithPostgres("a range from two edges", () => {
     await bulkLoad(admin as unknown as WriteSql, randomRows(r, 1200), true);
     await refreshRollup(admin);
     const seen = { compared: 0, rows: 0, skipped: 0 };
-    for (let round = 0; round < 40; round++) {
+    for (let round = 0; round < 25; round++) {
       await randomWrite(admin, r, true);
       if (r.chance(0.4)) await refreshRollup(admin, { stepRows: r.pick([1, 20, 1_000_000]) });
       for (let q = 0; q < 5; q++) {
@@ -96,7 +96,7 @@ describeWithPostgres("a range from two edges", () => {
       }
     }
     // Most ranges were read from the edges (a TRUNCATE's note makes a few wait for the next refresh), with rows.
-    expect(seen.compared).toBeGreaterThan(120);
+    expect(seen.compared).toBeGreaterThan(75);
     expect(seen.rows).toBeGreaterThan(seen.compared);
   }, 180_000);
 });
