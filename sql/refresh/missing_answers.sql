@@ -4,10 +4,9 @@
 -- hold it change with every daily write, so their reads add up the months instead of
 -- rendering an answer each refresh that the next write makes stale.
 -- Periods that begin before the window's first month (migration 0013) are not rendered:
--- rows before it are never folded, and the months cannot tell the period's whole. (Read
--- through jsonb: a refresh may run on a database before 0013.)
+-- rows before it are never folded, and the months cannot tell the period's whole.
 with span as (
-  select greatest(min(m.month), (select (to_jsonb(r) ->> 'window_first')::date from product_cost_refreshes r)) as first_month, max(m.month) as last_month
+  select greatest(min(m.month), (select window_first from product_cost_refreshes)) as first_month, max(m.month) as last_month
   from product_cost_months m
 ),
 periods as (
