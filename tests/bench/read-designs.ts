@@ -212,11 +212,8 @@ function int(cell: Uint8Array): number {
   return neg ? -x : x;
 }
 
-/** The narrow candidate end to end in Bun: the rows through postgres.js, placed by position, written as JSON. */
-async function narrowInBun(sql: postgres.Sql, cat: Catalogue, range: Range): Promise<{ ms: number; bytes: number }> {
-  const t = performance.now();
-  const v = newVectors(cat.heads.length);
-  const rows = (await sql.unsafe(narrowSql(range)).raw()) as unknown as Uint8Array[][];
+/** Rows of (position, n, pc, pcn, fr, frn, sh, shn, wf, wfn), as ASCII integer cells, into `v` by position. */
+function place(rows: Uint8Array[][], v: Vectors): void {
   for (const r of rows) {
     const i = int(r[0]!);
     v.n[i] = int(r[1]!);
@@ -225,6 +222,14 @@ async function narrowInBun(sql: postgres.Sql, cat: Catalogue, range: Range): Pro
       v.counts[c]![i] = int(r[3 + 2 * c]!);
     }
   }
+}
+
+/** The narrow candidate end to end in Bun: the rows through postgres.js, placed by position, written as JSON. */
+async function narrowInBun(sql: postgres.Sql, cat: Catalogue, range: Range): Promise<{ ms: number; bytes: number }> {
+  const t = performance.now();
+  const v = newVectors(cat.heads.length);
+  const rows = (await sql.unsafe(narrowSql(range)).raw()) as unknown as Uint8Array[][];
+  place(rows, v);
   const body = writeJson(cat, v, SEGMENT);
   return { ms: performance.now() - t, bytes: body.length };
 }
@@ -248,14 +253,7 @@ function inMemory(cat: Catalogue, to: Vectors, from: Vectors): { ms: number; byt
 async function edgeVectors(sql: postgres.Sql, size: number, day: string): Promise<Vectors> {
   const v = newVectors(size);
   const rows = (await sql.unsafe(`with ${edgeSql(day, "e")} select * from e`).raw()) as unknown as Uint8Array[][];
-  for (const r of rows) {
-    const i = int(r[0]!);
-    v.n[i] = int(r[1]!);
-    for (let c = 0; c < 4; c++) {
-      v.sums[c]![i] = int(r[2 + 2 * c]!);
-      v.counts[c]![i] = int(r[3 + 2 * c]!);
-    }
-  }
+  place(rows, v);
   return v;
 }
 
