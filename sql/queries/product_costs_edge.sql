@@ -5,11 +5,11 @@
 -- Parameters: $1 the day (date).
 -- Returns, per product with anything through $1 in the window: product_id, n (daily rows),
 -- and per amount its sum (numeric, NaN not counted) and how many values it has (pc, pcn, fr,
--- frn, sh, shn, wf, wfn), as product_costs.sql's `through_last` and `noted` add them up: the
+-- frn, sh, shn, wf, wfn): the
 -- month of $1 (the rollup's last month whole when $1 is past it) by its constant key, plus each
 -- note of a window month through $1 waiting for the refresh (all of a note of an earlier month).
 -- A day before the window: no row. The caller reads the rollup only while no note of
--- everything waits and a window is recorded (else the daily rows, as product_costs.sql does).
+-- everything waits and a window is recorded (range_facts.sql; else the daily rows).
 with bounds as not materialized (
   select
     date_trunc('month', $1::date::timestamp)::date            as month,
