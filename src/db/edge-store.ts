@@ -14,12 +14,15 @@
  * totals sit in typed arrays by number (a product's id text is met once, not once per edge).
  */
 export class ProductSlots {
-  private readonly byId = new Map<string, number>();
+  // By the id as a number while it is exact as one (every id a catalogue is likely to use),
+  // else by its text: a Map tells 5 from "5", and no id is both.
+  private readonly byId = new Map<number | string, number>();
 
-  /** The slot of `id` (its decimal text), given one at first sight. */
-  of(id: string): number {
-    let slot = this.byId.get(id);
-    if (slot === undefined) this.byId.set(id, (slot = this.byId.size));
+  /** The slot of the id whose decimal text (ASCII) is `text` (from `start` to `end`), given one at first sight. */
+  of(text: Uint8Array, start = 0, end = text.length): number {
+    const key = idKey(text, start, end);
+    let slot = this.byId.get(key);
+    if (slot === undefined) this.byId.set(key, (slot = this.byId.size));
     return slot;
   }
 
@@ -31,6 +34,15 @@ export class ProductSlots {
   get bytes(): number {
     return this.byId.size * 96;
   }
+}
+
+/** A bigint id's decimal text as a number when at most 15 digits (always exact), else as text. */
+function idKey(text: Uint8Array, start: number, end: number): number | string {
+  if (end - start > 15) return Buffer.from(text.subarray(start, end)).toString("latin1");
+  const negative = text[start] === 0x2d;
+  let x = 0;
+  for (let i = negative ? start + 1 : start; i < end; i++) x = x * 10 + (text[i]! - 0x30);
+  return negative ? -x : x;
 }
 
 /** The four amounts, in the order of the answer's columns. */

@@ -72,13 +72,13 @@ export function edgesPlan(q: ProductCostQuery, facts: RangeFacts, store: EdgeSto
       if (!catalogue) store.keepCatalogue(catalogueKey, (catalogue = catalogueOf(results[1]!, slots)), slots);
       const read = (part: { held?: Edge; key?: string; at?: number }): Edge => {
         if (part.held) return part.held;
-        const e = edgeOf(results[part.at!]!, slots);
+        const e = edgeOf(results[part.at!]![0]!, slots);
         store.keepEdge(part.key!, e, slots);
         return e;
       };
       const t = read(through);
       const b = read(before);
-      const outside = edgeOf(results[0]!, slots);
+      const outside = edgeOf(results[0]![0]!, slots);
       return rangeRows(catalogue as Catalogue, t, b, outside, q.segment as Segment, batchSize);
     },
   };

@@ -6,7 +6,7 @@
 
 import { afterAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { decimalText, difference, microOf, total, type Micro } from "../../src/http/micro-units.ts";
+import { decimalText, difference, microOf, total, decimalBytes, type Micro } from "../../src/http/micro-units.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { prng } from "../support/random-writes.ts";
@@ -89,4 +89,10 @@ test("the text of a safe integer near 2^53 is exact: its whole part and its six 
   }
   expect(cases.map((m) => decimalText(m))).toEqual(cases.map((m) => reference(BigInt(m))));
   expect(cases).toContain(9_007_199_254_740_991);
+});
+
+test("decimalBytes are decimalText's bytes, for every edge of the domain and random values, number or bigint", () => {
+  const r = prng(testSeed("decimalBytes"));
+  const values = [...EDGES.map(micro), ...Array.from({ length: 5000 }, () => micro(randomDecimal(r))), 0, -0, 10, -10, 1_000_000, 10_000_000, 9_007_199_254_740_991, -9_007_199_254_740_991];
+  expect(values.map((x) => new TextDecoder().decode(decimalBytes(x)))).toEqual(values.map(decimalText));
 });

@@ -5,7 +5,15 @@ import { catalogueOf, edgeOf, rangeRows } from "../../src/db/edges.ts";
 import { EdgeStore, edgeBytes, emptyEdge } from "../../src/db/edge-store.ts";
 
 const bytes = (s: string | null) => (s === null ? null : Buffer.from(s));
-const edgeRow = (id: string, n: number, sums: string[], counts: number[]) => [bytes(id), bytes(String(n)), ...sums.flatMap((s, c) => [bytes(s), bytes(String(counts[c]))])];
+/** The one row of arrays the edge statement returns, for these products. */
+const edgeRow = (...products: [id: string, n: number, sums: string[], counts: number[]][]) => {
+  const array = (values: (string | number)[]) => bytes(`{${values.join(",")}}`);
+  return [
+    array(products.map((p) => p[0])),
+    array(products.map((p) => p[1])),
+    ...[0, 1, 2, 3].flatMap((c) => [array(products.map((p) => p[2][c]!)), array(products.map((p) => p[3][c]!))]),
+  ];
+};
 
 test("edges are held within the bound, the one used longest ago let go first; hits and misses counted", () => {
   const one = emptyEdge(1000);
@@ -33,7 +41,7 @@ test("nothing larger than the bound is held, and 0 holds nothing", () => {
 test("once slots are given up, what a read made with the old ones is not kept", () => {
   const store = new EdgeStore(64 << 20);
   const old = store.slots;
-  for (let i = 0; i < 2000; i++) old.of(String(i)); // ids of products since gone
+  for (let i = 0; i < 2000; i++) old.of(Buffer.from(String(i))); // ids of products since gone
   const catalogue = catalogueOf([[bytes("7"), bytes("70"), bytes("SKU"), bytes("seven"), bytes("f")]], old);
   store.keepCatalogue("v1", catalogue, old);
   expect(store.catalogue("v1")).toBe(catalogue);
@@ -57,11 +65,13 @@ test("a range's rows: through − before + outside, in the catalogue's order, th
     slots,
   );
   const through = edgeOf(
-    [edgeRow("1", 5, ["10.5", "0", "99999999999999.999999", "-1"], [5, 0, 5, 1]), edgeRow("2", 3, ["3", "3", "3", "3"], [3, 3, 3, 3]), edgeRow("3", 2, ["1", "1", "1", "1"], [2, 2, 2, 2])],
+    edgeRow(["1", 5, ["10.5", "0", "99999999999999.999999", "-1"], [5, 0, 5, 1]], ["2", 3, ["3", "3", "3", "3"], [3, 3, 3, 3]], ["3", 2, ["1", "1", "1", "1"], [2, 2, 2, 2]]),
     slots,
   );
-  const before = edgeOf([edgeRow("1", 2, ["0.5", "0", "-99999999999999.999999", "0"], [2, 0, 2, 0]), edgeRow("3", 2, ["1", "1", "1", "1"], [2, 2, 2, 2])], slots);
-  const outside = edgeOf([edgeRow("2", 1, ["0.000001", "0", "0", "0"], [1, 0, 0, 0])], slots);
+  const before = edgeOf(edgeRow(["1", 2, ["0.5", "0", "-99999999999999.999999", "0"], [2, 0, 2, 0]], ["3", 2, ["1", "1", "1", "1"], [2, 2, 2, 2]]), slots);
+  const outside = edgeOf(edgeRow(["2", 1, ["0.000001", "0", "0", "0"], [1, 0, 0, 0]]), slots);
+  // No day in it: null arrays, nothing.
+  expect(edgeOf(Array.from({ length: 10 }, () => null), slots).length).toBe(0);
   const text = (segment: "all" | "normal" | "sample") => [...rangeRows(catalogue, through, before, outside, segment, 1)].flat().map((r) => r.map((c) => (c === null ? null : Buffer.from(c).toString())));
   // Product 3 has nothing in the range (its rows all before it); product 1's freight has no value.
   expect(text("all")).toEqual([
