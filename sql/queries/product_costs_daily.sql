@@ -2,7 +2,7 @@
 -- source where the rollup is not there, not current for this build, or not readable by the
 -- service's role (issue 44: a database as the ETL left it, a role that may SELECT the two
 -- contract tables alone, a standby of a primary nobody may migrate). The same parameters,
--- columns, order and bytes as a read of the rollup (src/db/edges.ts): one GROUP BY over the range's
+-- columns, order and bytes as sql/queries/product_costs.sql: one GROUP BY over the range's
 -- daily rows, each amount the SQL SUM of its column, a NaN counted as null, so null only when no
 -- value is a number and 0 for a costed zero; products without a row in the range left out.
 -- Its speed is the naive GROUP BY's: the date index (migration 0002; `print-sql daily-index`

@@ -1,7 +1,7 @@
 -- Product cost rows for GET /external/v1/product-costs when month_from = month_to: one day.
 --
 -- Parameters: $1 the day (date), $2 segment: 'normal', 'sample' or 'all'.
--- Same columns, values and order as every answer (the rows of a range from edges: src/db/edges.ts). The primary key
+-- Same columns, values and order as sql/queries/product_costs.sql. The primary key
 -- (product_id, cost_date) allows one daily row per product and day, so a product's sum over
 -- the day is its row as it is: no aggregate, and no part of the rollup is of any use. A NaN
 -- amount is not costed (null), as it is in a sum.

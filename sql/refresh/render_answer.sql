@@ -1,5 +1,5 @@
 -- Renders the JSON answers of one calendar period, for the three segments at once, exactly as
--- the service writes the rows of any other range for it (src/db/edges.ts): the same fields,
+-- the service writes the rows of sql/queries/product_costs.sql for it: the same fields,
 -- order, escaping (to_json of a string, as JSON.stringify), and trim_scale'd decimals; in
 -- chunks of 2,000 rows, every chunk but the first starting with a comma. A segment without
 -- rows gets one empty chunk (the answer []).

@@ -32,12 +32,13 @@ export interface PoolOptions {
 //   which the default 4 prices as if each were a seek on a spinning disk. On the 50,000-
 //   product benchmark today's plans come out the same at 4; 1.1 keeps a long change log's
 //   per-product lookups from turning into a scan of the range.
-// - jit off: a read's plan may cross jit_above_cost by its estimates alone: compiling the plan
-//   of the single statement reads ran before issue 53 took 1.0 s of a 1.35 s read of two
-//   years at 50,000 products, for a branch that never ran.
-// - plan_cache_mode force_custom_plan: the edge's statement (product_costs_edge.sql) relies on
-//   the planner folding its day to constants (the one month partition it reads), which only a
-//   custom plan does. PostgreSQL may switch a prepared statement to a
+// - jit off: the read's plan carries a branch that adds up every daily row of the range (for
+//   a log that names everything, gated off otherwise), whose estimated cost crosses
+//   jit_above_cost: compiling the plan took 1.0 s of a 1.35 s read of two years at 50,000
+//   products, for a branch that never runs.
+// - plan_cache_mode force_custom_plan: sql/queries/product_costs.sql relies on the planner
+//   folding the range's bounds to constants (and dropping the pieces a range does not
+//   have), which only a custom plan does. PostgreSQL may switch a prepared statement to a
 //   generic plan after five runs when that looks cheaper; planning anew costs ~1 ms.
 // - max_parallel_workers_per_gather 0: reads go through a cursor (an Execute with a row limit),
 //   which PostgreSQL never runs with parallel workers; a plan made for them (partial aggregates

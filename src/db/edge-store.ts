@@ -5,8 +5,9 @@
 // and encoding; one whose edges are not reads them, and keeps them for the next range that
 // shares one (every "last N days" ends today).
 //
-// Bounded: edges and the catalogue together hold at most EDGE_CACHE_MB; past it the edge used
-// longest ago goes first. Nothing is ever stale: a key holds a version, so a held edge is found
+// Bounded: edges and the catalogue together hold at most `limitBytes`; past it the edge used
+// longest ago goes first. (Not the service's yet: range-read.ts says why; once it is, a
+// setting and /metrics give the bound and what is held.) Nothing is ever stale: a key holds a version, so a held edge is found
 // only by a read at a snapshot whose edge is the same; one no read can find any more ages out.
 
 /**

@@ -1,9 +1,14 @@
-// A read of a range from the rollup, in two steps within its one snapshot (product-costs.ts runs
-// them through read.ts, or in a caller's transaction for tests and benches):
-// the head (sql/queries/range_facts.sql) says what the range needs and under which keys; the
-// plan then asks the database only for what the service does not hold (edge-store.ts): the
-// range's days outside the window always (two index scans, usually empty), the catalogue and
-// each edge when not held. The rows are then arithmetic over held and read totals (edges.ts).
+// A read of a range from the rollup as two edges (issue 53's design), in two steps within one
+// snapshot: the head (sql/queries/range_facts.sql) says what the range needs and under which
+// keys; the plan then asks the database only for what is not held (edge-store.ts): the range's
+// days outside the window always (two index scans, usually empty), the catalogue and each edge
+// when not held. The rows are then arithmetic over held and read totals (edges.ts).
+//
+// Not the service's read path: on today's rollup (wide month rows of numeric arrays) an edge
+// not held costs about what today's whole statement (sql/queries/product_costs.sql) does, so a
+// range with neither edge held read 1.2-2x slower than it (measured on the service at 50,000
+// products: tests/bench/results/2026-12-02-edge-reads-50k.md). It becomes the read path with
+// the narrow layouts that make an edge cheap (docs/performance.md, "Computed ranges").
 
 import rangeFactsSql from "../../sql/queries/range_facts.sql" with { type: "text" };
 import { CATALOGUE_STATEMENT, catalogueOf, dayBefore, edgeOf, edgeStatement, outsideStatement, rangeRows, type RawRow, type Segment } from "./edges.ts";
@@ -11,6 +16,7 @@ import { emptyEdge, type Catalogue, type Edge, type EdgeStore } from "./edge-sto
 import type { ProductCostRow } from "./product-costs.ts";
 import type { Statement } from "./read.ts";
 import type { ProductCostQuery } from "../validation/product-cost-params.ts";
+import type { Sql } from "./client.ts";
 
 /** The head of a read of `q` from the rollup: its first two columns are the answer's version (answer-version.ts). */
 export function rangeFactsStatement(q: ProductCostQuery): Statement {
@@ -82,4 +88,21 @@ export function edgesPlan(q: ProductCostQuery, facts: RangeFacts, store: EdgeSto
       return rangeRows(catalogue as Catalogue, t, b, outside, q.segment as Segment, batchSize);
     },
   };
+}
+
+/**
+ * The rows of `q` read as two edges in the caller's transaction `tx` (REPEATABLE READ: one
+ * snapshot), with `store` holding what it holds from earlier reads; null when the rollup does
+ * not read as edges now (no window yet, or a note of everything waiting). For tests and
+ * benchmarks.
+ */
+export async function rangeRowsIn(tx: Sql, q: ProductCostQuery, store: EdgeStore): Promise<ProductCostRow[] | null> {
+  const head = rangeFactsStatement(q);
+  const [row] = (await tx.unsafe(head.text, head.params).raw()) as unknown as RawRow[];
+  const facts = factsOf(row!);
+  if (!facts.readable) return null;
+  const plan = edgesPlan(q, facts, store);
+  const results: RawRow[][] = [];
+  for (const s of plan.statements) results.push((await tx.unsafe(s.text, s.params).raw()) as unknown as RawRow[]);
+  return [...plan.assemble(results, 2000)].flat();
 }

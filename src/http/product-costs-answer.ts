@@ -24,7 +24,6 @@ import { readAnswerVersion, type AnswerVersion } from "../db/answer-version.ts";
 import type { Sql } from "../db/client.ts";
 import type { DatabaseGuard } from "../db/database-guard.ts";
 import { isRetryableRead } from "../db/errors.ts";
-import type { EdgeStore } from "../db/edge-store.ts";
 import { readProductCosts, type ProductCostRead } from "../db/product-costs.ts";
 import { rollupGuard, RollupUnreadableError, type SourceChoice } from "../db/read-source.ts";
 import type { ReadOptions } from "../db/read.ts";
@@ -93,8 +92,6 @@ export interface ProductCostsAnswerDeps {
   batchSize?: number;
   /** Whole answers kept for their version (ANSWER_CACHE_MB); none: every 200 is read from the database. */
   cache?: AnswerCache;
-  /** What reads of ranges keep for the next (EDGE_CACHE_MB); none: each read reads all it needs. */
-  edges?: EdgeStore;
   /** The build (version and commit): another build may write other bytes. */
   build: string;
   /** Memory for answers read ahead of slow clients (read-ahead.ts); none: sent at the client's pace. */
@@ -137,7 +134,6 @@ export function productCostsAnswer(deps: ProductCostsAnswerDeps): (request: Requ
         batchSize: deps.batchSize ?? 2000,
         rendered: key.format === "json",
         daily,
-        edges: deps.edges,
       });
     return {
       async version() {

@@ -8,7 +8,7 @@
 // Prints one JSON line {"msg":"listening","url":...} once it listens.
 
 import { createPool } from "../../src/db/client.ts";
-import { productCostRowsIn, renderedAnswerStatement, type ProductCostRow } from "../../src/db/product-costs.ts";
+import { productCostsStatement, renderedAnswerStatement, type ProductCostRow } from "../../src/db/product-costs.ts";
 import type { ProductCostQuery } from "../../src/validation/product-cost-params.ts";
 import { rowsJson } from "../../src/http/row-json.ts";
 
@@ -39,8 +39,8 @@ const server = Bun.serve({
         return new Response(Buffer.concat([Buffer.from("["), ...chunks.map(([, body]) => body!), Buffer.from("]")]), { headers: { "content-type": "application/json" } });
       }
     }
-    // The service's statements in one snapshot, nothing held between requests.
-    const rows: ProductCostRow[] = await sql.begin("isolation level repeatable read read only", (tx) => productCostRowsIn(tx as unknown as typeof sql, q));
+    const statement = productCostsStatement(q);
+    const rows: ProductCostRow[] = await sql.unsafe(statement.text, statement.params).raw();
     return new Response(Buffer.concat([rowsJson(rows, "["), Buffer.from("]")]), { headers: { "content-type": "application/json" } });
   },
 });

@@ -36,8 +36,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { SERVING_SETTINGS } from "../../src/db/client.ts";
-import { CATALOGUE_STATEMENT, dayBefore, edgeStatement, outsideStatement } from "../../src/db/edges.ts";
-import { renderedAnswerStatement } from "../../src/db/product-costs.ts";
+import { productCostsStatement, renderedAnswerStatement } from "../../src/db/product-costs.ts";
 import type { Statement } from "../../src/db/read.ts";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
 import { prepareDataset, psql, SCALES } from "./dataset.ts";
@@ -88,27 +87,16 @@ interface Prepared {
 const naiveStatement = (s: Scenario): Prepared => ({ text: naive, types: "date, date, text", args: `'${s.from}', '${s.to}', '${s.segment}'` });
 
 /**
- * What the service runs for `s` in JSON (src/db/product-costs.ts chooses the SQL files): the
- * rendered answer of an exact calendar period (the refresh has rendered them all), else the
- * statements of a first read of a range from edges, none held (range-read.ts): its days outside
- * the window, the catalogue, the edge through its last day and the one through the day before
- * its first. Their times are added up.
+ * What the service runs for `s` in JSON (src/db/product-costs.ts chooses the SQL file): the
+ * rendered answer of an exact calendar period (the refresh has rendered them all), else the rows.
  */
-function serviceStatements(s: Scenario): Prepared[] {
+function serviceStatement(s: Scenario): Prepared {
   const q = { monthFrom: s.from, monthTo: s.to, segment: s.segment };
-  const rendered = renderedAnswerStatement(q);
-  const before = dayBefore(s.from);
-  const statements: Statement[] = rendered ? [rendered] : [outsideStatement(s.from, s.to), CATALOGUE_STATEMENT, edgeStatement(s.to), ...(before ? [edgeStatement(before)] : [])];
+  const statement: Statement = renderedAnswerStatement(q) ?? productCostsStatement(q);
   // Each statement's parameter types, read off its text ($1::date, ...).
-  return statements.map((statement) => ({
-    text: statement.text,
-    types: statement.params.map((_, i) => new RegExp(`\\$${i + 1}::(\\w+)`).exec(statement.text)?.[1] ?? "text").join(", "),
-    args: statement.params.map((p) => `'${p}'`).join(", "),
-  }));
+  const types = statement.params.map((_, i) => new RegExp(`\\$${i + 1}::(\\w+)`).exec(statement.text)?.[1] ?? "text").join(", ");
+  return { text: statement.text, types, args: statement.params.map((p) => `'${p}'`).join(", ") };
 }
-
-/** The sum of `time` over the statements' medians. */
-const summed = (statements: Prepared[], time: (p: Prepared) => number[]) => statements.reduce((t, p) => t + median(time(p)), 0);
 
 /** `statement` with its arguments written in, on one line, for psql's \copy (which takes no parameters). */
 function inlined(statement: Prepared): string {
@@ -120,16 +108,12 @@ function inlined(statement: Prepared): string {
     .trim();
 }
 
-// A statement without parameters is prepared and executed without parentheses.
-const typesOf = (statement: Prepared) => (statement.types ? `(${statement.types})` : "");
-const argsOf = (statement: Prepared) => (statement.args ? `(${statement.args})` : "");
-
 /** Runs `statement` `runs` times as a prepared statement; the \timing of each run. */
 function psqlTimes(statement: Prepared, runs: number, settings = ""): number[] {
   const body = statement.text.replace(/^\s*--.*$/gm, "").trim();
   const script =
-    `${settings}\nprepare q${typesOf(statement)} as ${body};\n\\o /dev/null\n\\timing on\n` +
-    Array.from({ length: runs }, () => `execute q${argsOf(statement)};`).join("\n") +
+    `${settings}\nprepare q(${statement.types}) as ${body};\n\\o /dev/null\n\\timing on\n` +
+    Array.from({ length: runs }, () => `execute q(${statement.args});`).join("\n") +
     "\n";
   const output = psql(dbUrl, script);
   return [...output.matchAll(/Time: ([0-9.]+) ms/g)].map((m) => Number(m[1]));
@@ -148,8 +132,8 @@ function copyTimes(statement: Prepared, runs: number, settings: string): number[
 function serverTimes(statement: Prepared, runs: number, settings: string): number[] {
   const body = statement.text.replace(/^\s*--.*$/gm, "").trim();
   const script =
-    `${settings}\nprepare q${typesOf(statement)} as ${body};\n` +
-    Array.from({ length: runs }, () => `explain (analyze, timing off, summary on) execute q${argsOf(statement)};`).join("\n") +
+    `${settings}\nprepare q(${statement.types}) as ${body};\n` +
+    Array.from({ length: runs }, () => `explain (analyze, timing off, summary on) execute q(${statement.args});`).join("\n") +
     "\n";
   return [...psql(dbUrl, script).matchAll(/Execution Time: ([0-9.]+) ms/g)].map((m) => Number(m[1]));
 }
@@ -334,9 +318,9 @@ for (const s of SCENARIOS) {
     rows,
     naiveContract: median(psqlTimes(naiveStatement(s), floorRuns, NO_INDEXES)),
     naiveIndexed: median(psqlTimes(naiveStatement(s), floorRuns)),
-    fastPsql: summed(serviceStatements(s), (p) => psqlTimes(p, Math.max(floorRuns, 5), AS_SERVICE)),
-    fastServer: summed(serviceStatements(s), (p) => serverTimes(p, 5, AS_SERVICE)),
-    copy: summed(serviceStatements(s), (p) => copyTimes(p, Math.max(floorRuns, 5), AS_SERVICE)),
+    fastPsql: median(psqlTimes(serviceStatement(s), Math.max(floorRuns, 5), AS_SERVICE)),
+    fastServer: median(serverTimes(serviceStatement(s), 5, AS_SERVICE)),
+    copy: median(copyTimes(serviceStatement(s), Math.max(floorRuns, 5), AS_SERVICE)),
   };
   results.push(row);
   log(`${s.name}: ${rows} rows, naive ${ms(row.naiveContract)} (date index ${ms(row.naiveIndexed)}), service query ${ms(row.fastPsql)} (server ${ms(row.fastServer)}, \\copy ${ms(row.copy)})`);

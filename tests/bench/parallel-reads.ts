@@ -5,8 +5,7 @@
 //
 // Four measurements, every one from this process through postgres.js with the serving
 // sessions' settings (SERVING_SETTINGS), the statement the service runs for each range
-// (before issue 53 one statement, productCostsStatement; now its heaviest, the edge through the
-// range's last day: src/db/edges.ts) and segment=normal:
+// (productCostsStatement) and segment=normal:
 //   1. plans: EXPLAIN (ANALYZE, FORMAT JSON) of the service's statement and of the naive
 //      GROUP BY (tests/db/naive_product_costs.sql), executed whole: whether a Gather is in the
 //      plan, whether it ran (rows came through it) and the workers launched. The naive query
@@ -29,7 +28,7 @@ import { resolve } from "node:path";
 import postgres from "postgres";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
 import { SERVING_SETTINGS } from "../../src/db/client.ts";
-import { edgeStatement } from "../../src/db/edges.ts";
+import { productCostsStatement } from "../../src/db/product-costs.ts";
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -120,8 +119,7 @@ async function plan(text: string, params: unknown[]): Promise<{ ms: number; summ
 }
 
 const naiveText = naive.replace(/^\s*--.*$/gm, "").trim();
-// The heaviest statement of a ranges first read since issue 53: the edge through its last day.
-const statement = (_from: string, to: string) => edgeStatement(to);
+const statement = (from: string, to: string) => productCostsStatement({ monthFrom: from, monthTo: to, segment: SEGMENT });
 await sql`select 1`;
 const version = (await sql`select version()`)[0]!.version as string;
 p(`## First reads and PostgreSQL's parallel workers, ${new Date().toISOString().slice(0, 10)}, \`${db}\``);
@@ -185,7 +183,7 @@ p(`Load average after: ${load()}`);
 p();
 
 // The reduced statement: the totals through $2's month (mask $3) less those before $1's
-// (mask $4), both from product_cost_months, as product_costs.sql computed them before issue 53.
+// (mask $4), both from product_cost_months, as sql/queries/product_costs.sql computes them.
 const edge = (mask: string, month: string) => `
   select m.product_id, m.rows_before + k as n,
     m.purchase_cost_usd_before + coalesce(m.purchase_cost_usd[k], 0) as pc, m.purchase_cost_usd_count_before + bit_count((m.purchase_cost_usd_days & ${mask})::bit(32)) as pcn,

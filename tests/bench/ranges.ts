@@ -8,11 +8,9 @@
 // or alone on a database bench.ts made:
 //
 //   bun tests/bench/ranges.ts --db pce_bench_50k [--runs 5] [--out file.md] [--binary <executable>]
-//       [--phases folded,waiting,november] [--skip-waiting] [--stale-stats] [--edge-cache-mb N]
+//       [--phases folded,waiting,november] [--skip-waiting] [--stale-stats]
 //
 // --phases: which scenarios run (default all three; --skip-waiting leaves out "waiting").
-// --edge-cache-mb: EDGE_CACHE_MB for the service (default: its own); 0 makes every read read its
-// two edges and the catalogue (issue 53's worst first read), else ranges share held edges.
 // --stale-stats: autovacuum off on every table for the run (and no ANALYZE before it), so
 // that only what the refresh does itself keeps the statistics (reset at the end).
 //
@@ -43,8 +41,6 @@ export interface RangeBenchOptions {
   phases: Set<Phase>;
   /** Autovacuum off on every table for the run, and no ANALYZE before it. */
   staleStats?: boolean;
-  /** EDGE_CACHE_MB for the service (none: its default): 0, every read reads its edges and the catalogue. */
-  edgeCacheMb?: string;
 }
 
 export const PHASES = ["folded", "waiting", "november"] as const;
@@ -143,18 +139,7 @@ async function startService(opts: RangeBenchOptions): Promise<{ base: string; st
   await server.stop(true);
   const proc = Bun.spawn([opts.binary, "serve"], {
     // The answer cache off: a range asked again would be answered from memory, not read.
-    // The edge store as asked (issue 53): held, a range asked again reads nothing but its days
-    // outside the window, and ranges asked in turn share edges as a dashboard's do.
-    env: {
-      PATH: "/usr/bin:/bin",
-      DATABASE_URL: opts.dbUrl,
-      PRODUCT_COST_API_KEYS: KEY,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      LOG_LEVEL: "warn",
-      ANSWER_CACHE_MB: "0",
-      ...(opts.edgeCacheMb !== undefined ? { EDGE_CACHE_MB: opts.edgeCacheMb } : {}),
-    },
+    env: { PATH: "/usr/bin:/bin", DATABASE_URL: opts.dbUrl, PRODUCT_COST_API_KEYS: KEY, HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "warn", ANSWER_CACHE_MB: "0" },
     stdout: "ignore",
     stderr: "inherit",
   });
@@ -408,7 +393,6 @@ if (import.meta.main) {
       log: (m) => console.error(m),
       phases: phasesOption(option("phases", PHASES.join(",")), argv.includes("--skip-waiting")),
       staleStats: argv.includes("--stale-stats"),
-      ...(argv.includes("--edge-cache-mb") ? { edgeCacheMb: option("edge-cache-mb", "") } : {}),
     }));
   const out = option("out", "");
   if (out) writeFileSync(resolve(out), report);

@@ -7,8 +7,7 @@
 //   bun tests/bench/read-designs.ts --db pce_bench_50k [--runs 5] [--out file.md]
 //
 // For the ranges of ranges.ts (the same edges), one client, a quiet machine:
-//   today      the service's statement before issue 53 (sql/queries/product_costs.sql as of
-//              3e0675f, read from git: the design this study replaced), server time (psql);
+//   today      the service's statement (sql/queries/product_costs.sql), server time (psql);
 //   rendered   the rendered month's chunks (the bytes' own cost: the yardstick);
 //   narrow     the months as int8 micro-units, each day's running sum at its calendar day
 //              (fixed-width arrays: an element is an offset, not a walk), the catalogue's
@@ -378,8 +377,7 @@ const months = [...new Set(computed.flatMap((r) => [monthOf(r.to), monthOf(dayBe
 build(months);
 const sql = postgres(URL_, { max: 1, onnotice: () => {}, connection: { work_mem: "16MB", jit: "off", max_parallel_workers_per_gather: "0" } });
 const cat = await loadCatalogue(sql);
-// The statement this study weighed the designs against, removed once the edges replaced it.
-const productCosts = Bun.spawnSync(["git", "-C", `${import.meta.dir}/../..`, "show", "3e0675f:sql/queries/product_costs.sql"], { stderr: "inherit" }).stdout.toString();
+const productCosts = await Bun.file(new URL("../../sql/queries/product_costs.sql", import.meta.url)).text();
 const rendered = await Bun.file(new URL("../../sql/queries/product_costs_rendered.sql", import.meta.url)).text();
 
 const lines: string[] = [];

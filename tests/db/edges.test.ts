@@ -3,16 +3,16 @@
 // amount's domain: tests/support/random-writes.ts), then random writes (inserts, upserts,
 // updates of amounts, dates and ids, deletes, COPY, TRUNCATE and reload, rolled back ones),
 // refreshes of random step sizes now and then (so notes wait, or are folded, or a rebuild's
-// everything waits), and ranges of every shape, read as a read of the rollup reads them, with
-// edges and the catalogue held from one read to the next under their keys: each must be byte
-// for byte the GROUP BY's answer in the same REPEATABLE READ transaction.
+// everything waits), and ranges of every shape whose rollup reads as edges, with edges and the
+// catalogue held from one read to the next under their keys: each must be byte for byte the
+// GROUP BY's answer in the same REPEATABLE READ transaction.
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { beforeAll, expect, test } from "bun:test";
 import type { Sql } from "../../src/db/client.ts";
 import { dayBefore } from "../../src/db/edges.ts";
 import { EdgeStore } from "../../src/db/edge-store.ts";
-import { productCostRowsIn } from "../../src/db/product-costs.ts";
+import { rangeRowsIn } from "../../src/db/range-read.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { testDatabase } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
@@ -37,7 +37,7 @@ describeWithPostgres("a range from two edges", () => {
     // Held across every write and refresh, as the service holds them; and small, so that edges
     // are let go and read again.
     const held = new EdgeStore(1 << 20);
-    const seen = { compared: 0, rows: 0 };
+    const seen = { compared: 0, rows: 0, skipped: 0 };
     let last: { to: string } | undefined;
     for (let round = 0; round < 25; round++) {
       await randomWrite(admin, r, true);
@@ -50,7 +50,9 @@ describeWithPostgres("a range from two edges", () => {
         const segment = r.pick(SEGMENTS);
         await admin.begin("isolation level repeatable read", async (tx) => {
           const query = { monthFrom: from, monthTo: to, segment };
-          const answer = rowsAsJson(await productCostRowsIn(tx as unknown as Sql, query, held));
+          const rows = await rangeRowsIn(tx as unknown as Sql, query, held);
+          if (rows === null) return void seen.skipped++; // no window, or a note of everything: read from the daily rows
+          const answer = rowsAsJson(rows);
           const naive = await naiveAnswer(tx as unknown as WriteSql, from, to, segment);
           expect({ seed: SEED, round, from, to, segment, answer }).toEqual({ seed: SEED, round, from, to, segment, answer: naive });
           seen.compared++;
@@ -59,7 +61,9 @@ describeWithPostgres("a range from two edges", () => {
       }
     }
     const stats = held.stats();
-    expect(seen.compared).toBe(150);
+    // Most ranges were read from the edges (a TRUNCATE's note makes a few wait for the next refresh).
+    expect(seen.compared).toBeGreaterThan(100);
+    expect(seen.compared + seen.skipped).toBe(150);
     // Edges were held and found again, and let go past the bound.
     expect(stats.hits).toBeGreaterThan(10);
     expect(stats.bytes).toBeLessThanOrEqual(1 << 20);

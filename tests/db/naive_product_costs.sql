@@ -1,6 +1,6 @@
 -- The oracle of tests/db/rollup-property.test.ts: the product cost rows computed the plain
 -- way, one GROUP BY over every daily row of the range, a NaN amount counted as null (as the
--- README documents). Same parameters, columns and order as sql/queries/product_costs_daily.sql.
+-- README documents). Same parameters, columns and order as sql/queries/product_costs.sql.
 select
   p.erp_product_id,
   p.erp_sku,

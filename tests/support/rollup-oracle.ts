@@ -4,8 +4,7 @@
 // rows say.
 
 import type { Sql as Pool } from "../../src/db/client.ts";
-import { productCostRowsIn, type ProductCostRow } from "../../src/db/product-costs.ts";
-import type { EdgeStore } from "../../src/db/edge-store.ts";
+import { productCostsStatement, type ProductCostRow } from "../../src/db/product-costs.ts";
 import { rowsJson } from "../../src/http/row-json.ts";
 import naiveQuery from "../db/naive_product_costs.sql" with { type: "text" };
 import { COLUMNS, type SEGMENTS, type Sql } from "./random-writes.ts";
@@ -22,13 +21,11 @@ export async function naiveAnswer(sql: Sql, from: string, to: string, segment: S
   return rowsAsJson(await sql.unsafe(naiveQuery, [from, to, segment]).raw());
 }
 
-/**
- * The service's rows (as a read of the rollup makes them, `store` holding what the service would
- * hold) and the naive GROUP BY for one range, read in one REPEATABLE READ snapshot: [served, naive].
- */
-export async function servedAndNaive(sql: Pool, from: string, to: string, segment: Segment = "all", store?: EdgeStore): Promise<[string, string]> {
+/** The service's statement and the naive GROUP BY for one range, read in one REPEATABLE READ snapshot: [served, naive]. */
+export async function servedAndNaive(sql: Pool, from: string, to: string, segment: Segment = "all"): Promise<[string, string]> {
   return await sql.begin("isolation level repeatable read", async (tx) => {
-    const served = rowsAsJson(await productCostRowsIn(tx as unknown as Pool, { monthFrom: from, monthTo: to, segment }, store));
+    const statement = productCostsStatement({ monthFrom: from, monthTo: to, segment });
+    const served = rowsAsJson(await tx.unsafe(statement.text, statement.params).raw());
     return [served, await naiveAnswer(tx as unknown as Sql, from, to, segment)] as [string, string];
   });
 }
