@@ -2,7 +2,7 @@
 # Issue 53's narrow layout, measured beside the rollup (no migration): the edge's statement on
 # today's wide month rows, the same edge from an int8 copy, an edge at a month's end from the
 # copy's totals before the month, today's whole statement, the catalogue; then a day's write
-# folded into either layout. Medians of 7, psql's \timing with the serving settings.
+# folded into either layout, and kept as rows of its own instead. Medians of 7, psql's \timing with the serving settings.
 #
 #   bash tests/bench/narrow-layout/run.sh [database]   (default pce_bench_50k, made by bench.ts)
 set -euo pipefail
@@ -23,4 +23,5 @@ timed "an edge at a month's end, the copy's totals before the month" "prepare e(
 timed "today's statement, last 30 days (product_costs.sql)" "prepare q(date, date, text) as $(strip "$root/sql/queries/product_costs.sql");" "execute q('2026-10-02', '2026-10-31', 'normal');"
 timed "the catalogue (product_catalogue.sql)" "prepare c as $(strip "$root/sql/queries/product_catalogue.sql");" "execute c;"
 psql -X -q "$url" -f "$here/fold_day.sql" 2>&1 | awk '/^Time:/ {print $2}' | awk 'NR>8 && $1 > 100 {n++; printf "| a day folded, %s, run %d | %s ms |\n", (n % 2 ? "wide rows" : "int8 copy"), int((n + 1) / 2), $1}'
-psql -X -q "$url" -c "drop table narrow_2026_10"
+psql -X -q "$url" -f "$here/tail_day.sql" 2>&1 | awk '/^Time:/ && $2 > 50 {n++; printf "| a day kept as rows of its own (INSERT), run %d | %s ms |\n", n, $2}'
+psql -X -q "$url" -c "drop table narrow_2026_10; drop table tail_days"
