@@ -507,11 +507,15 @@ CREATE INDEX product_daily_costs_cost_date_idx ON public.product_daily_costs USI
 
 CREATE TRIGGER product_cost_deltas_on_delete AFTER DELETE ON public.product_daily_costs REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.product_cost_deltas_of_delete();
 
+ALTER TABLE public.product_daily_costs ENABLE ALWAYS TRIGGER product_cost_deltas_on_delete;
+
 --
 -- Name: product_daily_costs product_cost_deltas_on_insert; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER product_cost_deltas_on_insert AFTER INSERT ON public.product_daily_costs REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.product_cost_deltas_of_insert();
+
+ALTER TABLE public.product_daily_costs ENABLE ALWAYS TRIGGER product_cost_deltas_on_insert;
 
 --
 -- Name: products product_cost_deltas_on_product_update; Type: TRIGGER; Schema: public; Owner: -
@@ -519,17 +523,23 @@ CREATE TRIGGER product_cost_deltas_on_insert AFTER INSERT ON public.product_dail
 
 CREATE TRIGGER product_cost_deltas_on_product_update AFTER UPDATE ON public.products REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.product_cost_deltas_of_products();
 
+ALTER TABLE public.products ENABLE ALWAYS TRIGGER product_cost_deltas_on_product_update;
+
 --
 -- Name: product_daily_costs product_cost_deltas_on_truncate; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER product_cost_deltas_on_truncate AFTER TRUNCATE ON public.product_daily_costs FOR EACH STATEMENT EXECUTE FUNCTION public.product_cost_deltas_of_truncate();
 
+ALTER TABLE public.product_daily_costs ENABLE ALWAYS TRIGGER product_cost_deltas_on_truncate;
+
 --
 -- Name: product_daily_costs product_cost_deltas_on_update; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER product_cost_deltas_on_update AFTER UPDATE ON public.product_daily_costs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.product_cost_deltas_of_update();
+
+ALTER TABLE public.product_daily_costs ENABLE ALWAYS TRIGGER product_cost_deltas_on_update;
 
 --
 -- Name: product_daily_costs product_daily_costs_product_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

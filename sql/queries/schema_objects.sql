@@ -21,10 +21,13 @@ from (
   from pg_proc p
   where p.pronamespace = 'public'::regnamespace
   union all
+  -- A trigger counts only when it fires in every session (ENABLE ALWAYS, migration 0014): one
+  -- disabled by hand, or enabled for ordinary sessions only, leaves writes unnoted, and is made
+  -- again as one dropped would be.
   select 'trigger', t.tgname::text, t.tgrelid::regclass::text
   from pg_trigger t
   join pg_class c on c.oid = t.tgrelid
-  where not t.tgisinternal and c.relnamespace = 'public'::regnamespace
+  where not t.tgisinternal and c.relnamespace = 'public'::regnamespace and t.tgenabled = 'A'
   union all
   select 'other', c.relname::text, null
   from pg_class c

@@ -31,12 +31,14 @@ export interface MigrationObject {
 export const NOTES_COST =
   "with the other triggers: bulk writes 1.5-5.7 µs more per affected row, a single-row autocommit upsert about 70 µs more per statement; no lock on the ETL's tables (tests/bench/results/2026-11-27-writers-0010.md)";
 
+// Made by 0006, enabled always by 0014 (they fire whatever the session's
+// session_replication_role): one that is not, or is disabled, counts as missing.
 const trigger = (name: string, on: string, when: string): MigrationObject => ({
   kind: "trigger",
   name,
   on,
-  by: "0006",
-  purpose: `statement-level, after ${when}: notes what the statement changed (transition tables) in product_cost_deltas`,
+  by: "0014",
+  purpose: `statement-level, after ${when}, in every session (enabled always): notes what the statement changed (transition tables) in product_cost_deltas`,
   writerCost: NOTES_COST,
 });
 

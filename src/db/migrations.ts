@@ -25,6 +25,7 @@ import m0010 from "../../sql/migrations/0010_single_row_notes.sql" with { type: 
 import m0011 from "../../sql/migrations/0011_months_by_month.sql" with { type: "text" };
 import m0012 from "../../sql/migrations/0012_notes_of_any_date.sql" with { type: "text" };
 import m0013 from "../../sql/migrations/0013_months_window.sql" with { type: "text" };
+import m0014 from "../../sql/migrations/0014_notes_always.sql" with { type: "text" };
 import indexBuildProgressSql from "../../sql/queries/index_build_progress.sql" with { type: "text" };
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
@@ -73,6 +74,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: "0011", name: "months_by_month", sql: m0011, restores: ["product_cost_months"] },
   { version: "0012", name: "notes_of_any_date", sql: m0012 },
   { version: "0013", name: "months_window", sql: m0013, restores: ["product_cost_refreshes.window_first"] },
+  { version: "0014", name: "notes_always", sql: m0014 },
 ];
 
 // Any fixed number: all runners of `migrate` take the same lock.

@@ -34,7 +34,7 @@ export interface ReadSource {
 /** How long a source decision stands before it is checked again. */
 export const RECHECK_MS = 5_000;
 
-/** The objects a read of the rollup uses (migrations 0006 to 0013), each of which the role must be able to read. */
+/** The objects a read of the rollup uses (migrations 0006 to 0014), each of which the role must be able to read. */
 const ROLLUP_TABLES = ["product_cost_months", "product_cost_deltas", "product_cost_answers", "product_cost_refreshes", "product_cost_folded_changes"];
 
 /** SQLSTATEs of a statement that names what the database does not have, or may not be read: the rollup's, here. */

@@ -96,7 +96,7 @@ describeWithPostgres("the months partitioned by month (0011)", () => {
     await admin.unsafe(`grant select on products, product_daily_costs to ${READER}`);
     // This build's refresh runs on this build's schema alone; what 0010's build did here: the
     // months of every product from its daily rows (the data's span), the log forgotten.
-    await expect(refreshRollup(admin)).rejects.toThrow("`migrate` would apply 0011 (months_by_month), 0012 (notes_of_any_date), 0013 (months_window), and then refresh; nothing was refreshed");
+    await expect(refreshRollup(admin)).rejects.toThrow("`migrate` would apply 0011 (months_by_month), 0012 (notes_of_any_date), 0013 (months_window), 0014 (notes_always), and then refresh; nothing was refreshed");
     const [span] = await admin<{ first: string; last: string; lo: string; hi: string }[]>`
       select min(date_trunc('month', cost_date))::date::text as first, max(date_trunc('month', cost_date))::date::text as last,
              min(product_id)::text as lo, max(product_id)::text as hi
@@ -108,7 +108,7 @@ describeWithPostgres("the months partitioned by month (0011)", () => {
     await admin.unsafe(`grant select on product_cost_months, product_cost_deltas, product_cost_refreshes, product_cost_answers, product_cost_folded_changes, schema_migrations to ${READER}`);
     const [file] = await admin<{ node: string }[]>`select pg_relation_filenode('product_cost_months')::text as node`;
 
-    expect(await migrate(admin)).toEqual(["0011", "0012", "0013"]);
+    expect(await migrate(admin)).toEqual(["0011", "0012", "0013", "0014"]);
     const [kind] = await admin<{ kind: string; node: string }[]>`
       select (select relkind::text from pg_class where oid = 'product_cost_months'::regclass) as kind,
              pg_relation_filenode('product_cost_months_history')::text as node`;

@@ -108,7 +108,7 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
     // The new service against the old schema: the daily rows, exact, and said.
     expect(await sourced("2024-02-01", "2024-02-29", "all")).toEqual({ got: { status: 200, body: expected.get("2024-02-01 2024-02-29 all")! }, source: "daily" });
     expect(app.logs.at(-1)).toMatchObject({ status: 200, source: "daily" });
-    const pending = from === "0004" ? "migrations 0005 to 0013" : "migrations 0006 to 0013";
+    const pending = from === "0004" ? "migrations 0005 to 0014" : "migrations 0006 to 0014";
     expect(app.logs.find((l) => l.msg === "reading the daily rows directly")).toMatchObject({ level: "warn", why: `${pending} of this build are not applied` });
     expect(await readyz()).toEqual({ status: 200, detail: "READY", source: "daily rows", why: `${pending} of this build are not applied` });
 
@@ -133,7 +133,7 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
     // (The readers stop whatever happens: a failure here must not leave them spinning.)
     let report: Awaited<ReturnType<typeof refreshRollup>>;
     try {
-      expect(await migrate(admin)).toEqual(from === "0004" ? ["0005", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013"] : ["0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013"]);
+      expect(await migrate(admin)).toEqual(from === "0004" ? ["0005", "0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014"] : ["0006", "0007", "0008", "0009", "0010", "0011", "0012", "0013", "0014"]);
       // Committed: the next check (a request's every few seconds, or this one) takes the rollup.
       expect(await readyz()).toEqual({ status: 200, detail: "READY", source: "rollup" });
       expect(app.logs.find((l) => l.msg === "reading the rollup")).toMatchObject({ level: "info", was: `${pending} of this build are not applied` });
@@ -220,6 +220,10 @@ describeWithPostgres(`the rollup's schema: upgraded from ${release} (${from}) on
         // 0006 run again made the notes' functions as they were before 0008 and 0012: made again as they are now.
         ...["product_cost_deltas_of_insert", "product_cost_deltas_of_update", "product_cost_deltas_of_delete", "product_cost_changes_everything"].map((f) => remake("0008", "refresh_record", `function ${f}`)),
         remake("0012", "notes_of_any_date", "function product_cost_deltas_note"),
+        // ... and its triggers as ordinary ones: made again enabled always (0014).
+        ...["product_cost_deltas_on_insert", "product_cost_deltas_on_update", "product_cost_deltas_on_delete", "product_cost_deltas_on_truncate", "product_cost_deltas_on_product_update"].map((t) =>
+          remake("0014", "notes_always", `trigger ${t}`),
+        ),
       ];
       expect(await plannedMigrations(admin)).toEqual(steps);
       expect(await plannedMigrations(admin)).toEqual(steps);

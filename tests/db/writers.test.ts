@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import type { Sql } from "../../src/db/client.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
-import { testApp, type TestApp } from "../support/app.ts";
+import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { servicePool, testDatabase } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
@@ -164,6 +164,29 @@ describeBackends("writes the contract allows, on $name", (backend) => {
     expect(report?.mode).toBe("changes");
     expect(await productOf("2024-01-01", "2024-03-31", 1002)).toMatchObject({ inbound_freight_usd: 31 * 1.5 + 30 + 31 * 1.5 });
     await expectExactAnswers("NaN corrected");
+  });
+
+  // A logical replication subscription's apply worker, and bulk loaders that skip foreign-key
+  // checks, write with session_replication_role = replica, where PostgreSQL skips ordinary
+  // triggers: before migration 0014 such writes left no note, and reads of the rollup answered
+  // the old sums behind an unchanged ETag.
+  test("writes in a session whose session_replication_role is replica are noted like any other: reads stay exact, before and after a refresh", async () => {
+    await loadFixture(db.admin);
+    await refreshRollup(db.admin);
+    const before = await app.get("/external/v1/product-costs?month_from=2024-01-01&month_to=2024-03-31&segment=all");
+    await before.arrayBuffer();
+    await db.admin.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`;
+      await tx`insert into product_daily_costs values (1, '2024-02-29', 5, 5, 5, 5) on conflict (product_id, cost_date) do update set purchase_cost_usd = excluded.purchase_cost_usd + 100`;
+      await tx`update product_daily_costs set inbound_freight_usd = inbound_freight_usd + 7 where product_id = 2 and cost_date between '2024-01-10' and '2024-01-20'`;
+      await tx`delete from product_daily_costs where product_id = 3 and cost_date = '2024-03-05'`;
+      await tx`update products set product_name = 'renamed under replication' where product_id = 4`;
+    });
+    // Its version moved with the write, so no 304 stands for the old sums.
+    const after = await app.get("/external/v1/product-costs?month_from=2024-01-01&month_to=2024-03-31&segment=all", { authorization: `Bearer ${KEY}`, "if-none-match": before.headers.get("etag")! });
+    expect(after.status).toBe(200);
+    await after.arrayBuffer();
+    await expectExactAnswers("written with session_replication_role = replica");
   });
 });
 

@@ -77,13 +77,13 @@ describeWithPostgres("the executable on the ETL's tables alone, with SELECT alon
       const where = i === 0 ? "primary" : "standby";
       expect(await server.waitForLine((l) => l.msg === "database ready")).toMatchObject({ source: "daily rows" });
       expect(server.lines.filter((l) => l.msg === "reading the daily rows directly")).toEqual([
-        expect.objectContaining({ level: "warn", why: "migrations 0001 to 0013 of this build are not applied" }),
+        expect.objectContaining({ level: "warn", why: "migrations 0001 to 0014 of this build are not applied" }),
       ]);
       const ready = await fetch(`${server.url}/readyz`);
       expect({ where, status: ready.status, body: await ready.json() }).toMatchObject({
         where,
         status: 200,
-        body: { detail: "READY", source: "daily rows", why: "migrations 0001 to 0013 of this build are not applied" },
+        body: { detail: "READY", source: "daily rows", why: "migrations 0001 to 0014 of this build are not applied" },
       });
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
       expect(metrics).toContain('product_cost_export_read_source{source="daily"} 1');

@@ -95,7 +95,7 @@ describeWithPostgres("misconfiguration", () => {
         stderr:
           "product-cost-export: cannot refresh: the database is not at this build's schema: `migrate` would apply 0001 (contract_tables), 0002 (daily_costs_by_date), " +
           "0003 (period_cost_rollup), 0004 (rollup_in_output_order), 0005 (rollup_v2), 0006 (rollup_v3), 0007 (answer_versions), 0008 (refresh_record), " +
-          "0009 (answer_version_function), 0010 (single_row_notes), 0011 (months_by_month), 0012 (notes_of_any_date), 0013 (months_window), and then refresh; " +
+          "0009 (answer_version_function), 0010 (single_row_notes), 0011 (months_by_month), 0012 (notes_of_any_date), 0013 (months_window), 0014 (notes_always), and then refresh; " +
           `nothing was refreshed; ${fix}\n`,
       });
       const unmigrated = postgres(url, { max: 1, onnotice: () => {} });

@@ -1,6 +1,6 @@
 // sql/schema.sql: the schema a migrated database has, whole, as pg_dump writes it (issue 45): every
 // table, index, function (its current body) and trigger, for a DBA to read in one file instead of
-// thirteen migrations. Made from a new database migrated by this build; tests/db/schema-file.test.ts
+// fourteen migrations. Made from a new database migrated by this build; tests/db/schema-file.test.ts
 // makes it again and compares, so it is never stale. To write it after a new migration:
 //
 //   bun tests/support/schema-dump.ts --write
