@@ -9,7 +9,9 @@
 --
 -- A write made in such a session before this migration is not in the rollup: the note of
 -- everything below makes the next refresh rebuild it from the daily rows (reads add up the
--- daily rows until then: exact, slower).
+-- daily rows until then: exact, slower), and moves every answer's version (an ETag a client
+-- holds from before may stand for sums such a write changed; not the rebuild's own note, which
+-- leaves versions as they are).
 
 alter table product_daily_costs enable always trigger product_cost_deltas_on_insert;
 alter table product_daily_costs enable always trigger product_cost_deltas_on_update;
@@ -17,4 +19,4 @@ alter table product_daily_costs enable always trigger product_cost_deltas_on_del
 alter table product_daily_costs enable always trigger product_cost_deltas_on_truncate;
 alter table products enable always trigger product_cost_deltas_on_product_update;
 
-insert into product_cost_deltas (product_id, month, days) values (null, null, -1);
+select product_cost_changes_everything();
