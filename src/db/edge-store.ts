@@ -5,9 +5,8 @@
 // and encoding; one whose edges are not reads them, and keeps them for the next range that
 // shares one (every "last N days" ends today).
 //
-// Bounded: edges and the catalogue together hold at most `limitBytes`; past it the edge used
-// longest ago goes first. (Not the service's yet: range-read.ts says why; once it is, a
-// setting and /metrics give the bound and what is held.) Nothing is ever stale: a key holds a version, so a held edge is found
+// Bounded: edges and the catalogue together hold at most `limitBytes` (EDGE_CACHE_MB, shown in
+// /metrics as edge_cache_*); past it the edge used longest ago goes first. Nothing is ever stale: a key holds a version, so a held edge is found
 // only by a read at a snapshot whose edge is the same; one no read can find any more ages out.
 
 /**
@@ -124,6 +123,16 @@ export class EdgeStore {
       this.edges.set(key, edge);
     } else this.counted.misses++;
     return edge;
+  }
+
+  /** Whether an edge is held under `key`, without counting a hit or a miss or making it the newest. */
+  holds(key: string): boolean {
+    return this.edges.has(key);
+  }
+
+  /** Whether the catalogue is held under `key`, uncounted. */
+  holdsCatalogue(key: string): boolean {
+    return this.held?.key === key;
   }
 
   keepEdge(key: string, edge: Edge, slots: ProductSlots): void {

@@ -78,6 +78,17 @@ export interface Attempt {
   batchSize?: number;
 }
 
+/**
+ * Statements sent together and read whole (results a read needs all of before it can answer: a
+ * range's edges): the read's one batch is one item, their results in this order.
+ */
+export interface Gather {
+  gather: readonly Statement[];
+}
+
+/** What a read tries, in turn; or what it tries once the snapshot's head has been read, from that row. */
+export type Plan = readonly (Attempt | Gather)[] | ((head: Buffer[]) => readonly (Attempt | Gather)[]);
+
 export interface Read<T> {
   /** The row of the snapshot's `head` statement (its columns' bytes); undefined without one. */
   readonly head: Buffer[] | undefined;
@@ -101,9 +112,10 @@ type State = "waiting" | "opening" | "streaming" | "drained" | "closed";
  * Opens a read of the first of `attempts` that returns rows, or of the last one: each is run
  * in turn in the one slot, and one that returns no row is closed before the next is tried.
  * With `snapshot`, all of them (and its head) in one snapshot; without, each statement alone on
- * the pool (a statement that makes no answer: a one-row check).
+ * the pool (a statement that makes no answer: a one-row check). Attempts made from the head
+ * (a function) are sent once it has been read: one round trip more.
  */
-export async function openRead<T>(sql: Sql, attempts: readonly Attempt[], options: ReadOptions, snapshot?: Snapshot): Promise<Read<T>> {
+export async function openRead<T>(sql: Sql, attempts: Plan, options: ReadOptions, snapshot?: Snapshot): Promise<Read<T>> {
   const read = new DatabaseRead<T>(sql, options, snapshot);
   await read.open(attempts);
   return read;
@@ -138,7 +150,7 @@ class DatabaseRead<T> implements Read<T> {
     private readonly snapshot: Snapshot | undefined,
   ) {}
 
-  async open(attempts: readonly Attempt[]): Promise<void> {
+  async open(attempts: Plan): Promise<void> {
     const { signal = NEVER, slots, guard } = this.options;
     signal.throwIfAborted();
     signal.addEventListener("abort", this.onAbort, { once: true });
@@ -227,7 +239,7 @@ class DatabaseRead<T> implements Read<T> {
     });
   }
 
-  private async firstAnswer(attempts: readonly Attempt[]): Promise<void> {
+  private async firstAnswer(attempts: Plan): Promise<void> {
     const { firstBatchTimeoutMs, connectTimeoutMs, silence } = this.options;
     this.timers.push(setTimeout(() => void this.close(new DatabaseDeadlineError(firstBatchTimeoutMs)), firstBatchTimeoutMs));
     const watch = silence?.watch();
@@ -283,21 +295,27 @@ class DatabaseRead<T> implements Read<T> {
    * their answers are then taken in that order, so a begin that failed is reported as itself,
    * not as the "transaction is aborted" of every statement after it.
    */
-  private async firstAnswerOnce(attempts: readonly Attempt[]): Promise<void> {
+  private async firstAnswerOnce(attempts: Plan): Promise<void> {
     const session = (this.session = this.snapshot ? snapshotSession(this.sql, this.snapshot) : poolSession(this.sql));
     const sql = await this.untilClosed(session.sql);
     const head = this.snapshot?.head ? firstRow(sql, this.snapshot.head) : undefined;
     head?.catch(() => {}); // taken below, unless the begin failed first
-    for (const [i, attempt] of attempts.entries()) {
-      this.cursor = openCursor<T>(sql, attempt.statement, attempt.batchSize);
+    const taken = async () => {
+      await this.untilClosed(session.begun);
+      if (head) this.head = await this.untilClosed(head);
+    };
+    let plan: readonly (Attempt | Gather)[];
+    if (typeof attempts === "function") {
+      await taken();
+      plan = attempts(this.head!);
+    } else plan = attempts;
+    for (const [i, attempt] of plan.entries()) {
+      this.cursor = "gather" in attempt ? openGather<T>(sql, attempt.gather) : openCursor<T>(sql, attempt.statement, attempt.batchSize);
       const batch = this.cursor.next();
       batch.catch(() => {}); // a failure after a deadline or an abort is close()'s business
-      if (i === 0) {
-        await this.untilClosed(session.begun);
-        if (head) this.head = await this.untilClosed(head);
-      }
+      if (i === 0 && typeof attempts !== "function") await taken();
       const first = (await this.untilClosed(batch)) ?? [];
-      if (first.length > 0 || i === attempts.length - 1) {
+      if (first.length > 0 || i === plan.length - 1) {
         this.first = first;
         this.answered = i;
         return;
@@ -438,6 +456,24 @@ interface Cursor<T> {
    * is working on and waits (a bounded time) for it to end. Safe to call twice.
    */
   close(): Promise<void>;
+}
+
+/** The statements of a Gather as one cursor: sent together, each read whole; one batch, of one item (their results). */
+function openGather<T>(sql: Sql, statements: readonly Statement[]): Cursor<T> {
+  const cursors = statements.map((statement) => openCursor<Buffer[]>(sql, statement, undefined));
+  let taken = false;
+  return {
+    onConnection: () => cursors.some((c) => c.onConnection()),
+    done: () => cursors.every((c) => c.done()),
+    ended: async () => void (await Promise.all(cursors.map((c) => c.ended()))),
+    async next() {
+      if (taken) return undefined;
+      taken = true;
+      const results = await Promise.all(cursors.map(async (c) => (await c.next()) ?? []));
+      return [results as T];
+    },
+    close: async () => void (await Promise.all(cursors.map((c) => c.close()))),
+  };
 }
 
 // How long close() waits for a cancelled statement to end before it stops waiting; the

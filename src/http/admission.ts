@@ -23,8 +23,8 @@ export interface AdmissionOptions {
 export interface Admission extends Slots {
   /** Runs a short read (`work`, a promise) in a slot, freed when it settles. Throws 503 OVERLOADED when no slot comes. */
   run<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T>;
-  /** Reads running and requests waiting, for metrics and tests. */
-  stats(): { running: number; queued: number };
+  /** Reads running and requests waiting, and slots given so far: for metrics, the edge warmer and tests. */
+  stats(): { running: number; queued: number; granted: number };
 }
 
 // For an app given none: the settings' defaults (DB_POOL_MAX, REQUEST_QUEUE_MAX, ...).
@@ -35,11 +35,15 @@ const RETRY_AFTER_SECONDS = 1;
 
 export function createAdmission(options: AdmissionOptions): Admission {
   let running = 0;
+  let granted = 0;
   const waiting: (() => void)[] = []; // each waiter's grant
 
   const releaseSlot = () => {
     const next = waiting.shift();
-    if (next) next(); // the slot passes straight to the next waiter
+    if (next) {
+      granted++;
+      next(); // the slot passes straight to the next waiter
+    }
     else running--;
   };
 
@@ -47,6 +51,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
     if (signal.aborted) return Promise.reject(signal.reason);
     if (running < options.maxConcurrent) {
       running++;
+      granted++;
       return Promise.resolve();
     }
     if (waiting.length >= options.maxQueued) return Promise.reject(OVERLOADED(RETRY_AFTER_SECONDS));
@@ -69,7 +74,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
   };
 
   return {
-    stats: () => ({ running, queued: waiting.length }),
+    stats: () => ({ running, queued: waiting.length, granted }),
     async run(signal, work) {
       await acquire(signal);
       try {

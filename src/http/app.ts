@@ -27,6 +27,8 @@ import { exchangeOf } from "./exchange.ts";
 import { jsonResponse } from "./responses.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import { productCostsAnswer } from "./product-costs-answer.ts";
+import type { EdgeStore } from "../db/edge-store.ts";
+import { createEdgeWarmer } from "../db/edge-warmer.ts";
 import type { AnswerCache } from "./answer-cache.ts";
 import { answerKey } from "./answer-key.ts";
 import { PRODUCT_COSTS_PATH } from "./routes.ts";
@@ -67,6 +69,8 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** Whole answers kept in memory for their version (ANSWER_CACHE_MB); none: every 200 is read from the database. */
   answerCache?: AnswerCache;
+  /** What reads of ranges keep for the next (EDGE_CACHE_MB); none: each read reads all it needs. */
+  edgeStore?: EdgeStore;
   /** Where reads take their rows from (the rollup or the daily rows); none: the rollup, always. */
   source?: SourceChoice;
 }
@@ -82,6 +86,22 @@ export function createApp(deps: AppDeps) {
   // What the ETags name besides the data: another build may write other bytes.
   const build = deps.build ? `${deps.build.version} ${deps.build.commit}` : "";
   if (answerCache) deps.metrics?.trackAnswerCache(() => answerCache.stats());
+  const edgeStore = deps.edgeStore;
+  // What a range read by its statement lacked, read once no request has read for a while.
+  const warmer =
+    edgeStore && edgeStore.limitBytes > 0
+      ? createEdgeWarmer({
+          sql: deps.sql,
+          store: edgeStore,
+          activity: () => {
+            const { running, queued, granted } = admission.stats();
+            return { busy: running > 0 || queued > 0, begun: granted };
+          },
+          inSlot: (work) => admission.run(new AbortController().signal, work),
+          debug: (msg, fields) => deps.logger.debug(msg, fields),
+        })
+      : undefined;
+  if (edgeStore) deps.metrics?.trackEdgeStore(() => ({ ...edgeStore.stats(), waiting: warmer?.pending() ?? 0 }));
   const source = deps.source;
   if (source) deps.metrics?.trackReadSource(() => source.last()?.name);
   // The rollup's lag, where the rollup is read: a role that may read the daily rows alone would
@@ -109,6 +129,8 @@ export function createApp(deps: AppDeps) {
     silence: deps.silence,
     batchSize: deps.batchSize,
     cache: answerCache,
+    edges: edgeStore,
+    warmer,
     build,
     budget: deps.readAhead,
   });

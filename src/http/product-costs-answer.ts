@@ -24,6 +24,8 @@ import { readAnswerVersion, type AnswerVersion } from "../db/answer-version.ts";
 import type { Sql } from "../db/client.ts";
 import type { DatabaseGuard } from "../db/database-guard.ts";
 import { isRetryableRead } from "../db/errors.ts";
+import type { EdgeStore } from "../db/edge-store.ts";
+import type { EdgeWarmer } from "../db/edge-warmer.ts";
 import { readProductCosts, type ProductCostRead } from "../db/product-costs.ts";
 import { rollupGuard, RollupUnreadableError, type SourceChoice } from "../db/read-source.ts";
 import type { ReadOptions } from "../db/read.ts";
@@ -92,6 +94,10 @@ export interface ProductCostsAnswerDeps {
   batchSize?: number;
   /** Whole answers kept for their version (ANSWER_CACHE_MB); none: every 200 is read from the database. */
   cache?: AnswerCache;
+  /** What reads of ranges keep for the next (EDGE_CACHE_MB); none: each read reads all it needs. */
+  edges?: EdgeStore;
+  /** Reads in the background what a range read by its statement lacked (edge-warmer.ts). */
+  warmer?: EdgeWarmer;
   /** The build (version and commit): another build may write other bytes. */
   build: string;
   /** Memory for answers read ahead of slow clients (read-ahead.ts); none: sent at the client's pace. */
@@ -134,6 +140,8 @@ export function productCostsAnswer(deps: ProductCostsAnswerDeps): (request: Requ
         batchSize: deps.batchSize ?? 2000,
         rendered: key.format === "json",
         daily,
+        edges: deps.edges,
+        warmer: deps.warmer,
       });
     return {
       async version() {

@@ -3,6 +3,7 @@
 // admission, read-ahead, answer cache and rate limiter the settings ask for. `serve` listens
 // with it and the in-process tests call it, so what a test sees is what the executable runs.
 
+import { EdgeStore } from "../db/edge-store.ts";
 import { tmpdir } from "node:os";
 import type { ApiKeyRing } from "../auth/api-keys.ts";
 import { ConfigError, type Config } from "../settings/config.ts";
@@ -39,6 +40,7 @@ export type ServiceSettings = Pick<
   | "requestQueueTimeoutMs"
   | "responseBufferMb"
   | "answerCacheMb"
+  | "edgeCacheMb"
   | "rateLimitPerMinute"
   | "trustedProxies"
   | "monitoringPort"
@@ -59,6 +61,7 @@ export interface ServiceParts {
   admission?: Admission;
   readAhead?: BufferBudget;
   answerCache?: AnswerCache;
+  edgeStore?: EdgeStore;
   rateLimiter?: RateLimiter;
   firstBatchTimeoutMs?: number;
   batchSize?: number;
@@ -123,6 +126,7 @@ export function createService(parts: ServiceParts): Service {
       }),
     readAhead: parts.readAhead ?? createBufferBudget(settings.responseBufferMb * 2 ** 20),
     ...(answerCache ? { answerCache } : {}),
+    edgeStore: parts.edgeStore ?? new EdgeStore(settings.edgeCacheMb * 2 ** 20),
     ...(rateLimiter ? { rateLimiter } : {}),
     metrics,
   });

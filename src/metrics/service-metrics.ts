@@ -5,6 +5,7 @@
 // are counted by the label the operator gave the key in the key file (`<key>  # label`);
 // keys without one count together as "unlabelled".
 
+import type { EdgeStoreStats } from "../db/edge-store.ts";
 import { DATABASE_ERROR_KINDS } from "../db/errors.ts";
 import type { Failure } from "../failures.ts";
 import type { RollupLag } from "../db/rollup-lag.ts";
@@ -64,6 +65,8 @@ export interface ServiceMetrics {
   trackRollupLag(read: () => Promise<RollupLag | undefined>): void;
   /** Where the answer cache's series read from (none: no series, ANSWER_CACHE_MB=0). */
   trackAnswerCache(read: () => AnswerCacheCounts): void;
+  /** Where the edge store's series read from (EDGE_CACHE_MB: src/db/edge-store.ts). */
+  trackEdgeStore(read: () => EdgeStoreStats & { waiting: number }): void;
   /** The served certificate's expiry (server.ts: certificateNotAfter), when serving HTTPS. */
   trackCertificate(notAfterSeconds: number): void;
   /** Whether a request would be answered now, as /readyz says: null when ready, else its problem's code (read at each scrape). */
@@ -91,6 +94,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   let readSource: () => "rollup" | "daily" | undefined = () => undefined;
   let readLag: () => Promise<RollupLag | undefined> = async () => undefined;
   let cache: (() => AnswerCacheCounts) | undefined;
+  let edges: (() => EdgeStoreStats & { waiting: number }) | undefined;
   let lag: RollupLag | undefined; // as read for the scrape being rendered
   let readReadiness: (() => Promise<string | null>) | undefined;
   let certificateExpiry: number | undefined;
@@ -183,6 +187,14 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   registry.counterOf(`${PREFIX}answer_cache_evictions_total`, "Answers pushed out of the cache to stay within ANSWER_CACHE_MB, least recently used first.", cached((c) => c.evictions));
   registry.gauge(`${PREFIX}answer_cache_bytes`, "Bytes the answer cache holds (answers and their compressed forms).", cached((c) => c.bytes));
   registry.gauge(`${PREFIX}answer_cache_entries`, "Answers the answer cache holds.", cached((c) => c.entries));
+  const held = (pick: (e: EdgeStoreStats & { waiting: number }) => number) => (): [Record<string, string>, number][] => (edges ? [[{}, pick(edges())]] : []);
+  registry.gauge(`${PREFIX}edge_cache_bytes`, "Bytes the edge store holds (EDGE_CACHE_MB): the products' catalogue, their slots and the edges held.", held((e) => e.bytes));
+  registry.gauge(`${PREFIX}edge_cache_limit_bytes`, "Bytes the edge store may hold (EDGE_CACHE_MB).", held((e) => e.limitBytes));
+  registry.gauge(`${PREFIX}edge_cache_edges`, "Edges (every product's totals through a day, at one version) the edge store holds.", held((e) => e.edges));
+  registry.counterOf(`${PREFIX}edge_cache_hits_total`, "Edges a read of a range found held (at the version it reads).", held((e) => e.hits));
+  registry.counterOf(`${PREFIX}edge_cache_misses_total`, "Edges a read of a range read from the database (never read, written since, or let go).", held((e) => e.misses));
+  registry.counterOf(`${PREFIX}edge_cache_catalogue_reads_total`, "Reads of ranges that read the products' catalogue (none held at their version: a product or a day written since).", held((e) => e.catalogueMisses));
+  registry.gauge(`${PREFIX}edge_cache_ranges_waiting`, "Ranges read by their one statement whose edges wait to be read in the background once no request is reading (the one being read included).", held((e) => e.waiting));
   registry.gauge(
     `${PREFIX}tls_certificate_expiry_timestamp_seconds`,
     "When the certificate served expires (the chain's earliest notAfter), in seconds since the epoch; absent without HTTPS. The one read at start: a renewed certificate is served, and shown here, after a restart.",
@@ -209,6 +221,9 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     },
     trackAnswerCache(read) {
       cache = read;
+    },
+    trackEdgeStore(read) {
+      edges = read;
     },
     trackCertificate(notAfterSeconds) {
       certificateExpiry = notAfterSeconds;

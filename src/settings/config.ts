@@ -98,6 +98,8 @@ export const SETTINGS = [
     help: "Memory (MiB, all answers together) for answers read ahead of slow clients, so a slow client holds memory, not a database connection. One answer takes at most a quarter. 0 = answers stream at each client's pace." },
   { key: "answerCacheMb", commands: SERVE, env: "ANSWER_CACHE_MB", flag: "answer-cache-mb", kind: "int", default: 256, min: 0, max: 65536,
     help: "Room (MiB) for whole answers kept for their data's version, in unnamed files under TMPDIR (the page cache, not the heap): a repeated request is answered from there (br and gzip made once), least recently used first out; one answer takes at most a quarter. 0 = none (ETags and 304s still work)." },
+  { key: "edgeCacheMb", commands: SERVE, env: "EDGE_CACHE_MB", flag: "edge-cache-mb", kind: "int", default: 128, min: 0, max: 65536,
+    help: "Memory (MiB) for what reads of ranges keep for the next: the products in the answers' order, and every product's totals through a day (an edge; about 52 bytes a product), each under the version of the data it was read at. A range with both edges held costs arithmetic and its bytes; one with an edge or more not held is read by its one statement, and its edges are then read in the background when no request is reading. Least recently used first out. 0 = none: every range by its statement." },
   { key: "rateLimitPerMinute", commands: SERVE, env: "RATE_LIMIT_PER_MINUTE", flag: "rate-limit-per-minute", kind: "int", default: 0, min: 0, max: 1000000,
     help: "Requests per minute per API key (bursts up to the same number); more: 429 RATE_LIMITED with Retry-After. 0 = no limit." },
   { key: "maxRangeDays", commands: SERVE, env: "MAX_RANGE_DAYS", flag: "max-range-days", kind: "int", default: 0, min: 0, max: 10000000,

@@ -4,6 +4,11 @@
 // `bun test`; run before landing a change to the request path:
 //
 //   bun tests/bench/differential.ts --a <old executable> --b dist/product-cost-export [--requests 30000] [--seed N]
+//       [--answer-cache-mb N]
+//
+// --answer-cache-mb: both builds' ANSWER_CACHE_MB (default theirs); 0 reads every 200 from the
+// database. At the end, B's edge store's counts (its /metrics, when it has one): how many
+// answers were made from edges held rather than by a statement.
 //
 // Both serve one database on TEST_DATABASE_URL's server (a throwaway one: the endpoint
 // fixture, 4,000 more products in January 2030 so that answers span many chunks, and a
@@ -178,7 +183,8 @@ console.log(`differential: seed ${seed}, ${total} requests, A=${binaryA}, B=${bi
 const db = await testDatabase();
 await loadFixture(db.admin, PRODUCTS, DAILY);
 await addManyRows(db.admin, 4000);
-const env = { DATABASE_URL: db.url, PRODUCT_COST_API_KEYS: KEY };
+const answerCacheMb = process.argv.includes("--answer-cache-mb") ? option("answer-cache-mb") : undefined;
+const env = { DATABASE_URL: db.url, PRODUCT_COST_API_KEYS: KEY, ...(answerCacheMb !== undefined ? { ANSWER_CACHE_MB: answerCacheMb } : {}) };
 const refresh = Bun.spawnSync([binaryA, "refresh"], { env: { PATH: "/usr/bin:/bin", DATABASE_URL: db.url } });
 if (refresh.exitCode !== 0) throw new Error(`refresh failed: ${refresh.stderr}`);
 const a = new Build(await startBinary(binaryA, env));
@@ -213,8 +219,11 @@ async function worker() {
     }
   }
 }
+let edgeCounts = "";
 try {
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const metrics = await (await fetch(`${b.server.url}/metrics`)).text();
+  edgeCounts = [...metrics.matchAll(/^product_cost_export_(edge_cache_(?:hits_total|misses_total|catalogue_reads_total)) (\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`).join(", ");
 } finally {
   await a.server.stop();
   await b.server.stop();
@@ -224,5 +233,6 @@ const seconds = ((performance.now() - started) / 1000).toFixed(1);
 const byStatus = [...statuses].sort(([x], [y]) => x - y).map(([s, n]) => `${s}: ${n}`).join(", ");
 console.log(`${total} requests in ${seconds} s, ${differing} differing; statuses: ${byStatus}`);
 if (framings.size) console.log(`framing differs (Content-Length or chunked; the bytes compared above): ${[...framings].map(([k, n]) => `${k}: ${n}`).join(", ")}`);
+if (edgeCounts) console.log(`B's edge store: ${edgeCounts}`);
 if (differing) console.log(`differing, by path: ${[...differingByPath].map(([where, n]) => `${where}: ${n}`).join(", ")}`);
 process.exit(differing === 0 ? 0 : 1);

@@ -12,7 +12,8 @@ import { beforeAll, expect, test } from "bun:test";
 import type { Sql } from "../../src/db/client.ts";
 import { dayBefore } from "../../src/db/edges.ts";
 import { EdgeStore } from "../../src/db/edge-store.ts";
-import { rangeRowsIn } from "../../src/db/range-read.ts";
+import { keepPartsIn, rangeFactsStatement, rangeRowsIn } from "../../src/db/range-read.ts";
+import { productCostRowsIn } from "../../src/db/product-costs.ts";
 import { refreshRollup } from "../../src/db/refresh.ts";
 import { testDatabase } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
@@ -52,6 +53,23 @@ describeWithPostgres("a range from two edges", () => {
           const query = { monthFrom: from, monthTo: to, segment };
           const rows = await rangeRowsIn(tx as unknown as Sql, query, held);
           if (rows === null) return void seen.skipped++; // no window, or a note of everything: read from the daily rows
+          // The head's keys are the function's versions of the edges' spans and of the whole domain.
+          const head = rangeFactsStatement(query);
+          const [facts] = (await tx.unsafe(head.text, head.params)) as unknown as Record<string, string | null>[];
+          const [fn] = (await tx.unsafe(
+            `select (select version from product_cost_answer_version(window_first, $2::date)) as through_version,
+                    case when $1::date > window_first then (select version from product_cost_answer_version(window_first, $1::date - 1)) end as before_version,
+                    (select version from product_cost_answer_version('0001-01-01', '9999-12-31')) as catalogue_version
+             from product_cost_refreshes`,
+            [from, to],
+          )) as unknown as Record<string, string | null>[];
+          expect({ from, to, through: facts!.through_version, before: facts!.before_version, catalogue: facts!.catalogue_version }).toEqual({
+            from,
+            to,
+            through: to >= facts!.window_first! ? fn!.through_version! : null,
+            before: fn!.before_version ?? null,
+            catalogue: fn!.catalogue_version!,
+          });
           const answer = rowsAsJson(rows);
           const naive = await naiveAnswer(tx as unknown as WriteSql, from, to, segment);
           expect({ seed: SEED, round, from, to, segment, answer }).toEqual({ seed: SEED, round, from, to, segment, answer: naive });
@@ -69,6 +87,101 @@ describeWithPostgres("a range from two edges", () => {
     expect(stats.hits).toBeGreaterThan(10);
     expect(stats.bytes).toBeLessThanOrEqual(1 << 20);
   }, 180_000);
+});
+
+describeWithPostgres("the service's read of a range, with parts kept in the background", () => {
+  const SEED = testSeed("edges kept in the background");
+  let admin: Sql;
+
+  beforeAll(async () => {
+    admin = (await testDatabase()).admin;
+  });
+
+  // As the service reads: each range by its statement or, with at most one part to read, as
+  // edges (product-costs.ts); what a read lacked kept afterwards in a snapshot of its own
+  // (keepPartsIn, as edge-warmer.ts runs it), with writes and refreshes in between.
+  test("every range equals the GROUP BY at its snapshot, whichever way it was read and whenever its parts were kept", async () => {
+    const r = prng(SEED);
+    await admin`truncate product_daily_costs, products`;
+    await loadProducts(admin as unknown as WriteSql, r);
+    await bulkLoad(admin as unknown as WriteSql, randomRows(r, 1200), true);
+    await refreshRollup(admin);
+    const held = new EdgeStore(1 << 20);
+    let compared = 0;
+    let last: { to: string } | undefined;
+    const asked: [string, string][] = [];
+    for (let round = 0; round < 20; round++) {
+      await randomWrite(admin, r, true);
+      if (r.chance(0.4)) await refreshRollup(admin, { stepRows: r.pick([1, 20, 1_000_000]) });
+      for (let q = 0; q < 6; q++) {
+        let [from, to] = randomRange(r);
+        if (last && r.chance(0.5)) [from, to] = [from > last.to ? last.to : from, last.to];
+        last = { to };
+        // The warmer's turn: a range asked before (maybe this one), kept at the state now.
+        if (asked.length && r.chance(0.7)) {
+          const [kf, kt] = r.pick(asked);
+          await admin.begin("isolation level repeatable read read only", (tx) => keepPartsIn(tx as unknown as Sql, { monthFrom: kf, monthTo: kt, segment: "all" }, held));
+        }
+        asked.push([from, to]);
+        if (r.chance(0.3)) await randomWrite(admin, r, false);
+        const segment = r.pick(SEGMENTS);
+        await admin.begin("isolation level repeatable read", async (tx) => {
+          const rows = await productCostRowsIn(tx as unknown as Sql, { monthFrom: from, monthTo: to, segment }, held);
+          const naive = await naiveAnswer(tx as unknown as WriteSql, from, to, segment);
+          expect({ seed: SEED, round, from, to, segment, answer: rowsAsJson(rows) }).toEqual({ seed: SEED, round, from, to, segment, answer: naive });
+          compared++;
+        });
+      }
+    }
+    expect(compared).toBe(120);
+    // Some ranges were read as edges found held (the rest by their statement: most writes move
+    // the edges' versions).
+    expect(held.stats().hits).toBeGreaterThan(3);
+  }, 180_000);
+});
+
+describeWithPostgres("a range while many notes wait", () => {
+  let admin: Sql;
+
+  beforeAll(async () => {
+    admin = (await testDatabase()).admin;
+  });
+
+  test("past 1,000 notes the head computes no keys: ranges are read by their statement, exact, nothing held is used or kept; after the refresh, keys again", async () => {
+    const r = prng(1001);
+    await admin`truncate product_daily_costs, products`;
+    await loadProducts(admin as unknown as WriteSql, r);
+    await bulkLoad(admin as unknown as WriteSql, randomRows(r, 1200), true);
+    await refreshRollup(admin);
+    const query = { monthFrom: "2023-12-10", monthTo: "2024-03-20", segment: "all" } as const;
+    const held = new EdgeStore(1 << 24);
+    const keep = () => admin.begin("isolation level repeatable read read only", (tx) => keepPartsIn(tx as unknown as Sql, query, held));
+    expect(await keep()).toBe(true);
+    const edgesNow = async () => {
+      const head = rangeFactsStatement(query);
+      const [row] = (await admin.unsafe(head.text, head.params)) as unknown as Record<string, string | null>[];
+      return { edges: row!.edges, through: row!.through_version !== null, catalogue: row!.catalogue_version !== null };
+    };
+    expect(await edgesNow()).toEqual({ edges: "true", through: true, catalogue: true });
+    // 1,001 writes, each its own statement and note, inside the range.
+    await admin.unsafe(`do $$ begin
+      for i in 1..1001 loop
+        update product_daily_costs set purchase_cost_usd = case when purchase_cost_usd = 1 then 2 else 1 end
+        where (product_id, cost_date) = (select product_id, cost_date from product_daily_costs where cost_date between '2024-01-01' and '2024-03-01' order by product_id, cost_date offset i % 50 limit 1);
+      end loop; end $$`);
+    const [{ notes }] = (await admin`select count(*)::int as notes from product_cost_deltas`) as unknown as [{ notes: number }];
+    expect(notes).toBe(1001);
+    expect(await edgesNow()).toEqual({ edges: "false", through: false, catalogue: false });
+    const before = held.stats();
+    await admin.begin("isolation level repeatable read", async (tx) => {
+      const rows = await productCostRowsIn(tx as unknown as Sql, query, held);
+      expect(rowsAsJson(rows)).toEqual(await naiveAnswer(tx as unknown as WriteSql, query.monthFrom, query.monthTo, query.segment));
+    });
+    expect(await keep()).toBe(false);
+    expect(held.stats()).toEqual(before);
+    await refreshRollup(admin);
+    expect(await edgesNow()).toEqual({ edges: "true", through: true, catalogue: true });
+  }, 60_000);
 });
 
 test("the day before a range's first: across months, years and leap days; none before 0001-01-01", () => {

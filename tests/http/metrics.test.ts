@@ -74,6 +74,13 @@ describeBackends("metrics on $name", (backend) => {
       `# TYPE ${P}answer_cache_evictions_total counter`,
       `# TYPE ${P}answer_cache_bytes gauge`,
       `# TYPE ${P}answer_cache_entries gauge`,
+      `# TYPE ${P}edge_cache_bytes gauge`,
+      `# TYPE ${P}edge_cache_limit_bytes gauge`,
+      `# TYPE ${P}edge_cache_edges gauge`,
+      `# TYPE ${P}edge_cache_hits_total counter`,
+      `# TYPE ${P}edge_cache_misses_total counter`,
+      `# TYPE ${P}edge_cache_catalogue_reads_total counter`,
+      `# TYPE ${P}edge_cache_ranges_waiting gauge`,
       `# TYPE ${P}tls_certificate_expiry_timestamp_seconds gauge`,
       `# TYPE ${P}build_info gauge`,
       "# TYPE process_start_time_seconds gauge",
@@ -84,6 +91,29 @@ describeBackends("metrics on $name", (backend) => {
     expect(samples(text, `${P}rows_served_total`)).toEqual([`${P}rows_served_total{format="csv"} 0`, `${P}rows_served_total{format="json"} 0`]);
     expect(samples(text, `${P}request_timeouts_total`)).toEqual([`${P}request_timeouts_total 0`]);
     expect(text.endsWith("\n")).toBe(true);
+  });
+
+  test("the edge store: a range's first read is its statement's, its two edges and the catalogue are then read in the background, the same range again finds them held; bytes within EDGE_CACHE_MB", async () => {
+    const [app] = fresh();
+    await refreshRollup(db.admin);
+    const edges = async () => {
+      const { text } = await scrape(app);
+      return ["bytes", "limit_bytes", "edges", "hits_total", "misses_total", "catalogue_reads_total", "ranges_waiting"].map((name) => Number(samples(text, `${P}edge_cache_${name}`)[0]!.split(" ")[1]));
+    };
+    expect(await edges()).toEqual([0, 128 * 2 ** 20, 0, 0, 0, 0, 0]);
+    const range = "/external/v1/product-costs?month_from=2024-01-10&month_to=2024-02-20";
+    const first = await app.get(range);
+    expect(first.status).toBe(200);
+    const body = await first.text();
+    // Kept by the warmer once the service is idle: within a few polls.
+    for (let i = 0; i < 200 && (await edges())[6]! > 0; i++) await Bun.sleep(10);
+    const [bytes, limit, held, hits, misses, catalogues, waiting] = await edges();
+    expect({ held, hits, misses, catalogues, waiting }).toEqual({ held: 2, hits: 0, misses: 2, catalogues: 1, waiting: 0 });
+    expect(bytes).toBeGreaterThan(0);
+    expect(bytes).toBeLessThanOrEqual(limit!);
+    const again = await app.get(range);
+    expect(await again.text()).toBe(body);
+    expect((await edges()).slice(2)).toEqual([2, 2, 2, 1, 0]);
   });
 
   test("readiness at each scrape, with no request: ready 1; with no key, 0 and not_ready naming EXTERNAL_API_NOT_CONFIGURED, as /readyz", async () => {

@@ -81,3 +81,14 @@ test("a range's rows: through − before + outside, in the catalogue's order, th
   expect(text("sample")).toEqual([[null, "A", "two", "3.000001", "3", "3", "3"]]);
   expect(text("normal")).toEqual([["10", "B", null, "10", null, "199999999999999.999998", "-1"]]);
 });
+
+test("holds() and holdsCatalogue() ask without counting or making an edge the newest: a plan is weighed before it is read", () => {
+  const size = edgeBytes(emptyEdge(1000));
+  const store = new EdgeStore(size * 2);
+  store.keepEdge("a", emptyEdge(1000), store.slots);
+  store.keepEdge("b", emptyEdge(1000), store.slots);
+  expect([store.holds("a"), store.holds("b"), store.holds("c"), store.holdsCatalogue("v1")]).toEqual([true, true, false, false]);
+  store.keepEdge("c", emptyEdge(1000), store.slots); // a, asked only through holds(), is still the oldest
+  expect([store.holds("a"), store.holds("b"), store.holds("c")]).toEqual([false, true, true]);
+  expect(store.stats()).toMatchObject({ hits: 0, misses: 0, catalogueHits: 0, catalogueMisses: 0 });
+});
