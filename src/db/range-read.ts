@@ -79,13 +79,15 @@ export function partsToRead(q: ProductCostQuery, facts: RangeFacts, store: EdgeS
 }
 
 /**
- * Whether `q` reads faster as edges than as its one statement: with at most one part to read.
+ * Whether `q` reads faster as edges than as its one statement: with nothing to read but its days
+ * outside the window. One part to read (an edge) cost about the statement at 50,000 products and
+ * more than it at 200,000 (month to date 1,408 ms against 859: tests/bench/results/2026-12-02-edges-held-200k.md).
  * Measured on the service at 50,000 products: both edges held 77-126 ms against the
  * statement's 333-620; an edge costs about three quarters of the statement, the catalogue a
  * third, so two parts or more cost more than the statement (docs/performance.md).
  */
 export function edgesAreCheaper(q: ProductCostQuery, facts: RangeFacts, store: EdgeStore): boolean {
-  return facts.edges && store.limitBytes > 0 && partsToRead(q, facts, store) <= 1;
+  return facts.edges && store.limitBytes > 0 && partsToRead(q, facts, store) === 0;
 }
 
 /**
