@@ -7,9 +7,11 @@
 // Used only where it is the cheaper read: on today's rollup (wide month rows of numeric arrays)
 // an edge not held costs about three quarters of what the range's one statement
 // (sql/queries/product_costs.sql) does, the catalogue a third, so a range with two parts to read
-// read 1.2-2x slower than that statement (tests/bench/results/2026-12-02-edge-reads-50k.md). A
-// range with at most one part to read is read as edges (edgesAreCheaper); any other is read by
-// the statement, and what it lacked is read in the background when the service is idle
+// read 1.2-2x slower than that statement (tests/bench/results/2026-12-02-edge-reads-50k.md), and
+// at 200,000 products even one part read in the request made it slower than the statement
+// (tests/bench/results/2026-12-02-edges-held-200k.md). So only a range with nothing to read but
+// its days outside the window is read as edges (edgesAreCheaper); any other is read by the
+// statement, and what it lacked is read in the background when the service is idle
 // (edge-warmer.ts), for the next range that shares it.
 
 import rangeFactsSql from "../../sql/queries/range_facts.sql" with { type: "text" };
