@@ -97,9 +97,11 @@ describeWithPostgres("the service's read of a range, with parts kept in the back
     admin = (await testDatabase()).admin;
   });
 
-  // As the service reads: each range by its statement or, with at most one part to read, as
-  // edges (product-costs.ts); what a read lacked kept afterwards in a snapshot of its own
-  // (keepPartsIn, as edge-warmer.ts runs it), with writes and refreshes in between.
+  // As the service reads: each range by its statement or, with every part held, as edges
+  // (product-costs.ts); what a read lacked kept afterwards in a snapshot of its own
+  // (keepPartsIn, as edge-warmer.ts runs it), with writes and refreshes in between. A range just
+  // kept is often asked next, as a dashboard asks again what it asked: read from what was kept,
+  // unless a write in between moved its keys.
   test("every range equals the GROUP BY at its snapshot, whichever way it was read and whenever its parts were kept", async () => {
     const r = prng(SEED);
     await admin`truncate product_daily_costs, products`;
@@ -121,6 +123,7 @@ describeWithPostgres("the service's read of a range, with parts kept in the back
         if (asked.length && r.chance(0.7)) {
           const [kf, kt] = r.pick(asked);
           await admin.begin("isolation level repeatable read read only", (tx) => keepPartsIn(tx as unknown as Sql, { monthFrom: kf, monthTo: kt, segment: "all" }, held));
+          if (r.chance(0.4)) [from, to] = [kf, kt];
         }
         asked.push([from, to]);
         if (r.chance(0.3)) await randomWrite(admin, r, false);
@@ -134,9 +137,9 @@ describeWithPostgres("the service's read of a range, with parts kept in the back
       }
     }
     expect(compared).toBe(120);
-    // Some ranges were read as edges found held (the rest by their statement: most writes move
-    // the edges' versions).
-    expect(held.stats().hits).toBeGreaterThan(3);
+    // Ranges were read as edges found held (the rest by their statement: most writes move the
+    // edges' versions). About 120 × 0.7 × 0.4 ranges are asked right after being kept.
+    expect(held.stats().hits).toBeGreaterThan(5);
   }, 180_000);
 });
 
