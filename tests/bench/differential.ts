@@ -4,11 +4,14 @@
 // `bun test`; run before landing a change to the request path:
 //
 //   bun tests/bench/differential.ts --a <old executable> --b dist/product-cost-export [--requests 30000] [--seed N]
-//       [--answer-cache-mb N]
+//       [--answer-cache-mb N] [--pause-every N --pause-ms M]
 //
 // --answer-cache-mb: both builds' ANSWER_CACHE_MB (default theirs); 0 reads every 200 from the
 // database. At the end, B's edge store's counts (its /metrics, when it has one): how many
 // answers were made from edges held rather than by a statement.
+// --pause-every/--pause-ms: after every N requests sent, no client sends for M ms, so that a
+// build's background work that waits for a quiet service (the edge warmer: 250 ms without a
+// read) runs, and later answers are made from what it kept.
 //
 // Both serve one database on TEST_DATABASE_URL's server (a throwaway one: the endpoint
 // fixture, 4,000 more products in January 2030 so that answers span many chunks, and a
@@ -190,6 +193,10 @@ if (refresh.exitCode !== 0) throw new Error(`refresh failed: ${refresh.stderr}`)
 const a = new Build(await startBinary(binaryA, env));
 const b = new Build(await startBinary(binaryB, env));
 
+const pauseEvery = Number(option("pause-every", "0"));
+const pauseMs = Number(option("pause-ms", "400"));
+let pausedUntil = 0; // performance.now() before which no client sends
+
 let sent = 0;
 let differing = 0;
 const framings = new Map<string, number>(); // "length → chunked": same bytes, delimited otherwise
@@ -199,6 +206,9 @@ const started = performance.now();
 async function worker() {
   while (sent < total) {
     sent++;
+    if (pauseEvery > 0 && sent % pauseEvery === 0) pausedUntil = performance.now() + pauseMs;
+    const wait = pausedUntil - performance.now();
+    if (wait > 0) await Bun.sleep(wait);
     const d = next();
     // Both builds' conditions are chosen at once, and what they answer is learnt at once:
     // each build is asked with the ETag it gave the same question, or each with none.
