@@ -9,9 +9,9 @@
 import catalogueSql from "../../sql/queries/product_catalogue.sql" with { type: "text" };
 import edgeSql from "../../sql/queries/product_costs_edge.sql" with { type: "text" };
 import outsideSql from "../../sql/queries/product_costs_outside.sql" with { type: "text" };
-import { decimalBytes, difference, microOf, total, type Micro } from "../http/micro-units.ts";
+import { decimalBytes, difference, microOf, total, type Micro } from "./micro-units.ts";
 import { AMOUNTS, emptyEdge, type Catalogue, type Edge, type ProductSlots } from "./edge-store.ts";
-import type { ProductCostRow } from "./product-costs.ts";
+import type { ProductCostRow } from "./answer-rows.ts";
 import type { Statement } from "./read.ts";
 
 /** A row as PostgreSQL sends it: each column's bytes (null for SQL NULL). */

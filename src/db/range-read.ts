@@ -17,7 +17,7 @@
 import rangeFactsSql from "../../sql/queries/range_facts.sql" with { type: "text" };
 import { CATALOGUE_STATEMENT, catalogueOf, dayBefore, edgeOf, edgeStatement, outsideStatement, rangeRows, type RawRow, type Segment } from "./edges.ts";
 import { emptyEdge, type Catalogue, type Edge, type EdgeStore } from "./edge-store.ts";
-import type { ProductCostRow } from "./product-costs.ts";
+import type { ProductCostRow } from "./answer-rows.ts";
 import type { Statement } from "./read.ts";
 import type { ProductCostQuery } from "../validation/product-cost-params.ts";
 import type { Sql } from "./client.ts";

@@ -1,7 +1,7 @@
 // What the JSON and CSV encoders share about a row's cells (ProductCostRow: PostgreSQL's
 // text bytes per column).
 
-import { PRODUCT_COST_COLUMNS } from "../db/product-costs.ts";
+import { PRODUCT_COST_COLUMNS } from "../db/answer-rows.ts";
 
 const TEXT_COLUMNS = PRODUCT_COST_COLUMNS.map((name) => name === "erp_sku" || name === "product_name");
 

@@ -12,7 +12,7 @@
 // quoted, behind a single quote, so it shows as the text it is. Amounts are numbers, never
 // escaped: a negative amount stays a number.
 
-import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../db/product-costs.ts";
+import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../db/answer-rows.ts";
 import { finiteDecimal, isTextColumn } from "./row-cells.ts";
 import type { RowEncoding } from "./row-stream.ts";
 

@@ -6,7 +6,7 @@
 // them: `"` and `\`, the short forms \b \f \n \r \t, \u00xx for the other bytes below 0x20,
 // and every other byte copied. That is enough for valid UTF-8, which all PostgreSQL text is.
 
-import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../db/product-costs.ts";
+import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../db/answer-rows.ts";
 import { finiteDecimal, isTextColumn } from "./row-cells.ts";
 
 const encoder = new TextEncoder();

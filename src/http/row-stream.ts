@@ -2,7 +2,7 @@
 // already fetched when this runs (so the 200 is only sent for a query that works); a later
 // batch that fails ends the chunks with its error, and body.ts breaks the transfer off.
 
-import type { ProductCostRow, RenderedChunk } from "../db/product-costs.ts";
+import type { ProductCostRow, RenderedChunk } from "../db/answer-rows.ts";
 import type { Read } from "../db/read.ts";
 import type { ChunkStream } from "./chunk-stream.ts";
 import type { Exchange } from "./exchange.ts";

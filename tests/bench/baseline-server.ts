@@ -8,7 +8,8 @@
 // Prints one JSON line {"msg":"listening","url":...} once it listens.
 
 import { createPool } from "../../src/db/client.ts";
-import { productCostsStatement, renderedAnswerStatement, type ProductCostRow } from "../../src/db/product-costs.ts";
+import type { ProductCostRow } from "../../src/db/answer-rows.ts";
+import { productCostsStatement, renderedAnswerStatement } from "../../src/db/product-costs.ts";
 import type { ProductCostQuery } from "../../src/validation/product-cost-params.ts";
 import { rowsJson } from "../../src/http/row-json.ts";
 

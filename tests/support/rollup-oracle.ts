@@ -4,7 +4,8 @@
 // rows say.
 
 import type { Sql as Pool } from "../../src/db/client.ts";
-import { productCostsStatement, type ProductCostRow } from "../../src/db/product-costs.ts";
+import type { ProductCostRow } from "../../src/db/answer-rows.ts";
+import { productCostsStatement } from "../../src/db/product-costs.ts";
 import { rowsJson } from "../../src/http/row-json.ts";
 import naiveQuery from "../db/naive_product_costs.sql" with { type: "text" };
 import { COLUMNS, type SEGMENTS, type Sql } from "./random-writes.ts";

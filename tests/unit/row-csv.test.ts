@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../../src/db/product-costs.ts";
+import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../../src/db/answer-rows.ts";
 import { CSV_HEADER, rowsCsv } from "../../src/http/row-csv.ts";
 
 type Fields = Record<(typeof PRODUCT_COST_COLUMNS)[number], string | null>;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../../src/db/product-costs.ts";
+import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../../src/db/answer-rows.ts";
 import { rowsJson } from "../../src/http/row-json.ts";
 import { testSeed } from "../support/seed.ts";
 
