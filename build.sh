@@ -26,7 +26,7 @@ fi
 "$BUN" install --frozen-lockfile
 # The embedded database's seeds (migrated schema, and the same with demo data ending
 # today), made once here so the executable never runs initdb at start.
-"$BUN" src/db/embedded/build-seeds.ts .build/seeds
+"$BUN" src/backends/embedded/build-seeds.ts .build/seeds
 "$BUN" x tsc --noEmit -p .
 
 version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json)
@@ -44,7 +44,7 @@ build() { # build <bun --target> <outfile>
     --no-compile-autoload-dotenv --no-compile-autoload-bunfig \
     --compile-exec-argv=--max-http-header-size=1048576 \
     --define "BUILD_VERSION=\"$version\"" --define "BUILD_COMMIT=\"$commit\"" \
-    --target="$1" --outfile "$2" src/main.ts src/db/embedded/worker.ts
+    --target="$1" --outfile "$2" src/main.ts src/backends/embedded/worker.ts
 }
 
 mkdir -p dist

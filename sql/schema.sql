@@ -7,7 +7,7 @@
 --   bun tests/support/schema-dump.ts --write
 -- (tests/db/schema-file.test.ts fails while it differs). Not a way to make a database: `migrate` is,
 -- and it makes an object of its own that was dropped by hand (a function, a trigger, an index)
--- again from its block here (src/db/migrations.ts).
+-- again from its block here (src/rollup/migrations.ts).
 --
 -- PostgreSQL database dump
 --

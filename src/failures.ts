@@ -6,16 +6,16 @@
 //   ApiError                   its status and {"detail":"<CODE>"} (401, 400, 429, 503 ...)
 //   ClientClosedRequestError   499, logged at info: nobody reads the answer (nginx's status)
 //   RequestDeadlineError       503 DATABASE_UNAVAILABLE as before, counted as a request timeout
-//   database unavailable       503 DATABASE_UNAVAILABLE + Retry-After, by kind (db/errors.ts)
+//   database unavailable       503 DATABASE_UNAVAILABLE + Retry-After, by kind (database/errors.ts)
 //   a query PostgreSQL refused 500, counted as a database error of kind "query"
 //   ConfigError, ListenError,  exit 2: the operator fixes how it is run (systemd does not
 //   DataError, InterruptedError  restart after 2); any other failure of a command exits 1
 
 import postgres from "postgres";
 import { ConfigError } from "./settings/config.ts";
-import { databaseErrorKind, type DatabaseErrorKind } from "./db/errors.ts";
-import { databaseProblem, DatabaseProblemError, readConflict, type DatabaseProblem } from "./db/problems.ts";
-import { errorFields, type Level, type Logger } from "./output/log.ts";
+import { databaseErrorKind, type DatabaseErrorKind } from "./database/errors.ts";
+import { databaseProblem, DatabaseProblemError, readConflict, type DatabaseProblem } from "./database/problems.ts";
+import { errorFields, type Level, type Logger } from "./ops/log.ts";
 
 /** An answer with a fixed status and `{"detail": "<code>"}` body. */
 export class ApiError extends Error {

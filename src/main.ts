@@ -8,7 +8,7 @@ import "./early-signals.ts"; // then: a reload during the start is kept, not fat
 import { readCommandLine } from "./cli/command-line.ts";
 import { commandHelp, commandNamed } from "./cli/commands.ts";
 import { classify, exitOnUncaught } from "./failures.ts";
-import { createLogger, stdoutIsJournal } from "./output/log.ts";
+import { createLogger, stdoutIsJournal } from "./ops/log.ts";
 
 /** The command and its own part of the line: `--version` and `--help` first, else serve when no command is named. */
 function commandOf(argv: readonly string[]): [name: string, args: readonly string[]] {

@@ -1,4 +1,4 @@
--- The first statement of a read of the rollup (src/db/read.ts), in its read-only REPEATABLE READ
+-- The first statement of a read of the rollup (src/reads/read.ts), in its read-only REPEATABLE READ
 -- transaction: the tables its statements read, locked before the snapshot is taken (LOCK takes
 -- no snapshot; the next statement, the answer's version, does). ACCESS SHARE is the lock any
 -- SELECT takes: writers never wait for it; a DROP or an ALTER TABLE does. So no partition the

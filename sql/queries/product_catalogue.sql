@@ -1,4 +1,4 @@
--- The products in the answers' order (src/db/edge-store.ts holds it, keyed by the catalogue
+-- The products in the answers' order (src/reads/edges/edge-store.ts holds it, keyed by the catalogue
 -- version of range_facts.sql): byte order of erp_sku (collate "C"), nulls last, then
 -- erp_product_id and product_id, as every statement of the answers orders its rows. Each column
 -- as text, as those statements send it; is_sample as 't' or 'f'. (The order names p's columns:

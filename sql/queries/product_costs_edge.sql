@@ -1,6 +1,6 @@
 -- An edge: every product's totals through day $1 over the rollup's window of months (issue
 -- 53's design: a range is the edge through its last day less the edge through the day before
--- its first, plus its days outside the window, product_costs_outside.sql; src/db/edges.ts).
+-- its first, plus its days outside the window, product_costs_outside.sql; src/reads/edges/edges.ts).
 --
 -- Parameters: $1 the day (date).
 -- Returns one row: per product with anything through $1 in the window, as arrays by position:
@@ -70,7 +70,7 @@ noted as (
   group by c.product_id
 )
 -- One row of arrays, not a row per product: PostgreSQL sends ten values, not ten per product,
--- and the service parses them in one pass (src/db/edges.ts), a third of the time of a row per
+-- and the service parses them in one pass (src/reads/edges/edges.ts), a third of the time of a row per
 -- product. Every aggregate of one plain aggregation takes its rows in the same order: the
 -- arrays' elements correspond by position. No row in the window: null arrays.
 select

@@ -1,8 +1,8 @@
--- The head of a read of a range from the rollup (src/db/range-read.ts), read first in the rows'
+-- The head of a read of a range from the rollup (src/reads/edges/range-read.ts), read first in the rows'
 -- snapshot: the range's answer version (answer_version.sql: what its ETag names), whether the
 -- rollup can be read as edges (a window recorded, no note of everything waiting: else the
 -- daily rows answer, product_costs_daily.sql), and what the service's held edges and catalogue
--- are keyed by (src/db/edge-store.ts): the window, and the versions of the days each one adds up.
+-- are keyed by (src/reads/edges/edge-store.ts): the window, and the versions of the days each one adds up.
 --
 -- An edge through day d (product_costs_edge.sql) is every product's totals over the window's
 -- days through d: it changes only when a write changes a day in [window_first, d] (its version

@@ -6,7 +6,7 @@
 --                                  clock (null: none has run since migration 0006);
 --   last_refresh_duration_seconds  how long that refresh took (null: none has run);
 --   refresh_running_seconds        how long the refresh running now has run (0: none runs): a
---                                  refresh holds its advisory lock (src/db/refresh.ts,
+--                                  refresh holds its advisory lock (src/rollup/refresh.ts,
 --                                  REFRESH_LOCK_ID: classid 0, objid the id) while it runs and
 --                                  records its start first (migration 0008).
 --   refresh_failing                the last refresh could not fold some products' notes (a step

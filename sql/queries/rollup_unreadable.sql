@@ -1,5 +1,5 @@
 -- Which of the service's tables (schema_migrations and the rollup's) it cannot read now
--- (src/db/read-source.ts): those not there (never made, or dropped by hand), and those the role
+-- (src/reads/read-source.ts): those not there (never made, or dropped by hand), and those the role
 -- has no SELECT on. Both empty: the rollup may be read (with every migration of this build
 -- applied). Catalog reads only: no table is opened, so it waits for no lock a writer or
 -- `migrate` holds, and a table the role may not read is never refused (an ERROR in the log).

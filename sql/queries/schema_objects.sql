@@ -1,6 +1,6 @@
 -- The objects in the public schema besides the contract's two tables (products,
 -- product_daily_costs) and their primary keys: what `migrate` made, for `migrate --dry-run`
--- (it names those it would make, src/db/migration-objects.ts) and its test. Partitions are
+-- (it names those it would make, src/rollup/migration-objects.ts) and its test. Partitions are
 -- left out: the refresh makes one per month of data, under product_cost_months.
 --   kind: table, index, function, trigger (on: its table) or other (a view, sequence, type)
 select kind, name, coalesce(on_table, '') as on_table

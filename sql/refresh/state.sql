@@ -1,5 +1,5 @@
 -- What a refresh has to do, read at the start of its run, under its lock (the plan is
--- src/db/refresh-plan.ts, from this row alone):
+-- src/rollup/refresh-plan.ts, from this row alone):
 --   everything           the log asks for a rebuild (a TRUNCATE, a migration, an operator);
 --   notes                rows in product_cost_deltas;
 --   window_first, window_last  the months the rollup keeps (migration 0013; null: none yet);

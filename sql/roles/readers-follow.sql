@@ -1,8 +1,8 @@
--- Run by `migrate` at the end of the transaction that applied migrations (src/db/migrations.ts):
+-- Run by `migrate` at the end of the transaction that applied migrations (src/rollup/migrations.ts):
 -- whoever may read the daily rows may read every table the service reads. A serving role made
 -- before `migrate` (SELECT on the ETL's two tables, for reading the daily rows directly) thus
 -- reads the rollup once `migrate` commits, with no new GRANT: the service turns to it by itself
--- (src/db/read-source.ts). The readers are the roles granted SELECT on product_daily_costs,
+-- (src/reads/read-source.ts). The readers are the roles granted SELECT on product_daily_costs,
 -- not PUBLIC and not its owner; the tables are those that exist (an older release's prefix of
 -- the migrations makes fewer).
 do $grants$

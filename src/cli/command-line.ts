@@ -3,7 +3,7 @@
 // ConfigError, each kind of refusal in one wording whatever the command.
 
 import { boolOf, ConfigError, readSettings, settingsOf, SETTINGS, type Config } from "../settings/config.ts";
-import type { Logger } from "../output/log.ts";
+import type { Logger } from "../ops/log.ts";
 
 /** A command's own flag (`--rebuild`, `--label NAME`), beside the settings' flags. */
 export interface OwnFlag {

@@ -4,7 +4,7 @@
 
 import { ConfigError, settingsOf } from "../settings/config.ts";
 import { TABLES } from "../load/load-csv.ts";
-import { DEFAULT_INSTALL_PATH, UNIT_KINDS } from "../systemd/units.ts";
+import { DEFAULT_INSTALL_PATH, UNIT_KINDS } from "../ops/units.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import { argsUsage, type CommandSpec } from "./command-line.ts";
 import { generateKey, hashKey } from "./keys.ts";

@@ -2,7 +2,7 @@
 // its digest, so that the service's host never needs the key itself.
 
 import { randomBytes } from "node:crypto";
-import { KEY_CHARACTERS, sha256Hex } from "../auth/api-keys.ts";
+import { KEY_CHARACTERS, sha256Hex } from "../key/api-keys.ts";
 import { ConfigError } from "../settings/config.ts";
 import type { CommandLine } from "./command-line.ts";
 import { InterruptedError } from "../failures.ts";

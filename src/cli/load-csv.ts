@@ -7,14 +7,14 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { ConfigError } from "../settings/config.ts";
 import { DataError } from "../failures.ts";
-import { openDatabase } from "../db/open.ts";
-import { pendingMigrations } from "../db/migrations.ts";
-import { refreshWithProgress } from "../db/refresh-progress.ts";
-import { refreshProblem } from "../db/refresh.ts";
-import type { Sql } from "../db/client.ts";
+import { openDatabase } from "../backends/open.ts";
+import { pendingMigrations } from "../rollup/migrations.ts";
+import { refreshWithProgress } from "../rollup/refresh-progress.ts";
+import { refreshProblem } from "../rollup/refresh.ts";
+import type { Sql } from "../database/client.ts";
 import { loadCsv, LoadError } from "../load/load-csv.ts";
-import type { Logger } from "../output/log.ts";
-import { megabytes, progressLines } from "../output/progress.ts";
+import type { Logger } from "../ops/log.ts";
+import { megabytes, progressLines } from "../ops/progress.ts";
 import type { CommandLine } from "./command-line.ts";
 
 /**

@@ -3,14 +3,14 @@
 // only command that changes a schema, on PostgreSQL and on an embedded data dir alike.
 
 import { resolve } from "node:path";
-import { holdsDatabase } from "../db/embedded/embedded.ts";
-import { objectsToMake } from "../db/migration-objects.ts";
-import { indexBuildProgress, migrate, plannedMigrations } from "../db/migrations.ts";
-import { openDatabase } from "../db/open.ts";
-import { databaseProblem } from "../db/problems.ts";
-import { refreshWithProgress } from "../db/refresh-progress.ts";
-import type { Logger } from "../output/log.ts";
-import { heartbeat } from "../output/progress.ts";
+import { holdsDatabase } from "../backends/embedded/embedded.ts";
+import { objectsToMake } from "../rollup/migration-objects.ts";
+import { indexBuildProgress, migrate, plannedMigrations } from "../rollup/migrations.ts";
+import { openDatabase } from "../backends/open.ts";
+import { databaseProblem } from "../database/problems.ts";
+import { refreshWithProgress } from "../rollup/refresh-progress.ts";
+import type { Logger } from "../ops/log.ts";
+import { heartbeat } from "../ops/progress.ts";
 import type { CommandLine } from "./command-line.ts";
 import { onDatabase } from "./on-database.ts";
 

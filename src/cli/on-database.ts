@@ -3,9 +3,9 @@
 // apart first), and close the pool: with a grace after success, at once after a failure
 // (nothing is worth waiting for then, and a connection attempt under way would hold the exit).
 
-import type { Database } from "../db/database.ts";
-import { identifyPeer } from "../db/not-postgresql.ts";
-import type { DatabaseProblem } from "../db/problems.ts";
+import type { Database } from "../backends/database.ts";
+import { identifyPeer } from "../database/not-postgresql.ts";
+import type { DatabaseProblem } from "../database/problems.ts";
 
 export async function onDatabase(db: Database, verb: string, problemOf: (err: unknown) => DatabaseProblem | undefined, work: () => Promise<void>): Promise<void> {
   let failed = false;

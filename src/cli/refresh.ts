@@ -3,10 +3,10 @@
 // TimeoutStartSec, Ctrl-C) stops it at once: its statement is cancelled in PostgreSQL, the
 // step it was in rolls back (the steps before it stay), its lock is released, exit code 1.
 
-import { openDatabase } from "../db/open.ts";
-import { refreshWithProgress } from "../db/refresh-progress.ts";
-import { EVERY_MINUTE, refreshProblem } from "../db/refresh.ts";
-import type { Logger } from "../output/log.ts";
+import { openDatabase } from "../backends/open.ts";
+import { refreshWithProgress } from "../rollup/refresh-progress.ts";
+import { EVERY_MINUTE, refreshProblem } from "../rollup/refresh.ts";
+import type { Logger } from "../ops/log.ts";
 import type { CommandLine } from "./command-line.ts";
 import { onDatabase } from "./on-database.ts";
 

@@ -1,6 +1,6 @@
 // What SIGHUP does: re-read the API keys from every source, so a key can be added or
 // removed without a restart (requests in flight keep the key they were admitted with).
-// A key file is read once it has stopped changing (auth/settled-file.ts). A key source that
+// A key file is read once it has stopped changing (key/settled-file.ts). A key source that
 // cannot be read, a key file that holds no key (an editor's truncated save looks just like
 // that), one that lost more than half its keys at once (a partial copy), or one that kept
 // changing keeps the previous keys active and logs why. Signals that arrive during a reload
@@ -13,11 +13,11 @@
 // restart is needed to serve it.
 
 import { createHash } from "node:crypto";
-import { keyFiles, loadKeyRing, type ApiKeyRing, type KeyFileContent } from "../auth/api-keys.ts";
-import { readSettled } from "../auth/settled-file.ts";
+import { keyFiles, loadKeyRing, type ApiKeyRing, type KeyFileContent } from "../key/api-keys.ts";
+import { readSettled } from "../key/settled-file.ts";
 import type { Config } from "../settings/config.ts";
-import { readTls } from "../http/server.ts";
-import { errorFields, type Logger } from "../output/log.ts";
+import { readTls } from "../edge/server.ts";
+import { errorFields, type Logger } from "../ops/log.ts";
 
 /** A digest of the certificate and key files' current content; undefined without TLS. */
 export function tlsDigest(config: Config): string | undefined {

@@ -1,21 +1,21 @@
 // `serve`: the service itself. Opens the database, assembles the request handling on it
-// (http/service.ts, the wiring the in-process tests use too), listens, tells systemd its
+// (service/service.ts, the wiring the in-process tests use too), listens, tells systemd its
 // state, reloads keys on SIGHUP, runs the service's own refresh when configured, and drains
 // requests on SIGTERM/SIGINT before it exits.
 
-import { loadKeyRing, type ApiKeyRing } from "../auth/api-keys.ts";
+import { loadKeyRing, type ApiKeyRing } from "../key/api-keys.ts";
 import { takeOverSighup } from "../early-signals.ts";
 import { ConfigError, type Config } from "../settings/config.ts";
 import { ShutdownCutError } from "../failures.ts";
-import { startBackgroundRefresh } from "../db/background-refresh.ts";
-import { openDatabase } from "../db/open.ts";
-import { certificateNotAfter, listen, readTls } from "../http/server.ts";
-import { createService } from "../http/service.ts";
-import { errorFields, type Logger } from "../output/log.ts";
-import { createServiceMetrics } from "../metrics/service-metrics.ts";
+import { startBackgroundRefresh } from "../rollup/background-refresh.ts";
+import { openDatabase } from "../backends/open.ts";
+import { certificateNotAfter, listen, readTls } from "../edge/server.ts";
+import { createService } from "../service/service.ts";
+import { errorFields, type Logger } from "../ops/log.ts";
+import { createServiceMetrics } from "../service/service-metrics.ts";
 import { logKeyWarnings, reloader, tlsDigest } from "./reload.ts";
 import { noteReloadDone } from "./stage-files.ts";
-import { systemdNotifier, type Notifier } from "../systemd/notify.ts";
+import { systemdNotifier, type Notifier } from "../ops/notify.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import type { CommandLine } from "./command-line.ts";
 

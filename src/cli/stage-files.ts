@@ -13,7 +13,7 @@ import { chownSync, existsSync, readFileSync, renameSync, rmSync, statSync, writ
 import { join } from "node:path";
 import { ConfigError } from "../settings/config.ts";
 import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
-import { CONFIG_DIRECTORY, STAGED_FILES } from "../systemd/units.ts";
+import { CONFIG_DIRECTORY, STAGED_FILES } from "../ops/units.ts";
 import type { CommandLine } from "./command-line.ts";
 
 

@@ -2,7 +2,7 @@
 // ../systemd-unit.ts), warning when the executable's path is one the unit's sandbox hides.
 
 import { ConfigError } from "../settings/config.ts";
-import { DEFAULT_INSTALL_PATH, systemdUnit, type UnitKind } from "../systemd/units.ts";
+import { DEFAULT_INSTALL_PATH, systemdUnit, type UnitKind } from "../ops/units.ts";
 import type { CommandLine } from "./command-line.ts";
 
 export function printSystemdUnit({ own, args }: CommandLine): void {

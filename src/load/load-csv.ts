@@ -6,7 +6,7 @@
 // transaction. A value PostgreSQL rejects is traced to its line and column.
 
 import postgres from "postgres";
-import type { Sql } from "../db/client.ts";
+import type { Sql } from "../database/client.ts";
 import { CsvError, CsvReader, type CsvRecord } from "./csv.ts";
 
 interface TableSpec {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { DatabaseUrlError, parseDatabaseUrl, type DatabaseTarget } from "./database-url.ts";
 import { fileProblem, readOperatorFile } from "./operator-file.ts";
 import { parseTrustedProxies } from "./trusted-proxies.ts";
-import { copyOf } from "../systemd/units.ts";
+import { copyOf } from "../ops/units.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";

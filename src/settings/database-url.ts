@@ -13,7 +13,7 @@
 
 import { createSecureContext, type SecureContextOptions } from "node:tls";
 import type postgres from "postgres";
-import { CONFIG_DIRECTORY, copyOf, RUNTIME_DIRECTORY } from "../systemd/units.ts";
+import { CONFIG_DIRECTORY, copyOf, RUNTIME_DIRECTORY } from "../ops/units.ts";
 import { fileProblem, readOperatorFile } from "./operator-file.ts";
 
 /**

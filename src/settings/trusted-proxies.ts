@@ -1,5 +1,5 @@
 // TRUSTED_PROXIES as written: IP addresses and CIDR ranges. Read by the configuration (to
-// refuse a bad value at start) and by the client address of the log (http/client-address.ts).
+// refuse a bad value at start) and by the client address of the log (edge/client-address.ts).
 
 import { isIP } from "node:net";
 

@@ -1,5 +1,5 @@
 // The benchmark's floor for the service's own overhead: a minimal Bun.serve + postgres.js
-// handler running the same SQL (src/db/product-costs.ts chooses it: an exact period's
+// handler running the same SQL (src/reads/product-costs.ts chooses it: an exact period's
 // rendered answer when there is one, else the rows) with the same pool settings, writing
 // the same bytes. No Elysia, no validation, no auth, no admission control, no logging, no
 // cursor (the whole result in one round trip).
@@ -7,11 +7,11 @@
 //   DATABASE_URL=postgres://... PORT=0 bun tests/bench/baseline-server.ts
 // Prints one JSON line {"msg":"listening","url":...} once it listens.
 
-import { createPool } from "../../src/db/client.ts";
-import type { ProductCostRow } from "../../src/db/answer-rows.ts";
-import { productCostsStatement, renderedAnswerStatement } from "../../src/db/product-costs.ts";
-import type { ProductCostQuery } from "../../src/validation/product-cost-params.ts";
-import { rowsJson } from "../../src/http/row-json.ts";
+import { createPool } from "../../src/database/client.ts";
+import type { ProductCostRow } from "../../src/reads/answer-rows.ts";
+import { productCostsStatement, renderedAnswerStatement } from "../../src/reads/product-costs.ts";
+import type { ProductCostQuery } from "../../src/query/product-cost-params.ts";
+import { rowsJson } from "../../src/body/row-json.ts";
 
 const sql = createPool({
   url: process.env.DATABASE_URL,

@@ -35,9 +35,9 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
-import { SERVING_SETTINGS } from "../../src/db/client.ts";
-import { productCostsStatement, renderedAnswerStatement } from "../../src/db/product-costs.ts";
-import type { Statement } from "../../src/db/read.ts";
+import { SERVING_SETTINGS } from "../../src/database/client.ts";
+import { productCostsStatement, renderedAnswerStatement } from "../../src/reads/product-costs.ts";
+import type { Statement } from "../../src/reads/read.ts";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
 import { prepareDataset, psql, SCALES } from "./dataset.ts";
 import { PHASES, rangeBench } from "./ranges.ts";
@@ -87,7 +87,7 @@ interface Prepared {
 const naiveStatement = (s: Scenario): Prepared => ({ text: naive, types: "date, date, text", args: `'${s.from}', '${s.to}', '${s.segment}'` });
 
 /**
- * What the service runs for `s` in JSON (src/db/product-costs.ts chooses the SQL file): the
+ * What the service runs for `s` in JSON (src/reads/product-costs.ts chooses the SQL file): the
  * rendered answer of an exact calendar period (the refresh has rendered them all), else the rows.
  */
 function serviceStatement(s: Scenario): Prepared {
@@ -287,7 +287,7 @@ const { meta, reused, migrateNowS: migrateNow } = dataset;
 const rollupRows = psql(dbUrl, "select (select count(*) from product_cost_months) || ' month rows, ' || (select count(distinct (period, period_start)) from product_cost_answers) || ' rendered periods, ' || (select count(*) from product_cost_deltas) || ' notes waiting';").trim();
 
 const NO_INDEXES = "set enable_indexscan = off; set enable_bitmapscan = off; set enable_indexonlyscan = off;";
-// As the service runs its query: its pool's settings (src/db/client.ts), and no parallel
+// As the service runs its query: its pool's settings (src/database/client.ts), and no parallel
 // workers (a cursor's portal never uses them).
 const AS_SERVICE = [...Object.entries(SERVING_SETTINGS), ["max_parallel_workers_per_gather", "0"]].map(([k, v]) => `set ${k} = '${v}';`).join(" ");
 
@@ -410,7 +410,7 @@ for (const r of results) {
   p(`| ${r.s.name} | ${r.rows.toLocaleString("en")} | ${ms(r.naiveContract)} | ${ms(r.naiveIndexed)} | ${ms(r.fastServer)} / ${ms(r.fastPsql)} / ${ms(r.copy)} | ${ms(r.ttfb!)} | ${lat(r.svc1)}${failures(r.svc1)} | ${(r.naiveContract / r.svc1!.p50).toFixed(1)}× | ${(r.svc1!.p50 / r.copy).toFixed(2)} |`);
 }
 p();
-p("Naive: tests/db/naive_product_costs.sql, PostgreSQL's defaults (parallel workers allowed); \"contract tables\" with index scans off, i.e. what the contract's primary key alone allows. Service's query: what src/db/product-costs.ts runs in JSON (sql/queries/product_costs_rendered.sql, the answer the refresh rendered, for exactly one month, quarter or year; product_costs_one_day.sql for one day; else product_costs.sql) with the service's session settings and no parallel workers; \"server\" is EXPLAIN ANALYZE's execution time, \"in psql\" adds sending the rows to psql, \"\\copy\" is psql's `\\copy (query) to /dev/null`: PostgreSQL alone handing the same rows to a client. First byte: curl's time to the first body byte, median of 3 (the query has run and the first batch is fetched).");
+p("Naive: tests/db/naive_product_costs.sql, PostgreSQL's defaults (parallel workers allowed); \"contract tables\" with index scans off, i.e. what the contract's primary key alone allows. Service's query: what src/reads/product-costs.ts runs in JSON (sql/queries/product_costs_rendered.sql, the answer the refresh rendered, for exactly one month, quarter or year; product_costs_one_day.sql for one day; else product_costs.sql) with the service's session settings and no parallel workers; \"server\" is EXPLAIN ANALYZE's execution time, \"in psql\" adds sending the rows to psql, \"\\copy\" is psql's `\\copy (query) to /dev/null`: PostgreSQL alone handing the same rows to a client. First byte: curl's time to the first body byte, median of 3 (the query has run and the first batch is fetched).");
 p();
 p("### Throughput, 16 connections, and memory");
 p();

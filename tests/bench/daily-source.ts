@@ -5,7 +5,7 @@
 //   - the naive GROUP BY (tests/db/naive_product_costs.sql) in psql, ranges.ts's naiveTimes:
 //     PostgreSQL's defaults (parallel workers allowed), serial (max_parallel_workers_per_gather
 //     = 0: the service's cursor never runs in parallel), and as the service runs it, like with
-//     like: its session settings (SERVING_SETTINGS of src/db/client.ts: jit off, work_mem, ...)
+//     like: its session settings (SERVING_SETTINGS of src/database/client.ts: jit off, work_mem, ...)
 //     and max_parallel_workers = 0. A portal read in batches never gets workers: where those
 //     settings let the planner count on them, the plan made for them runs in the leader alone;
 //   - the executable reading the rollup (DATABASE_URL of the owner, as ranges.ts starts it);
@@ -32,7 +32,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { SERVING_SETTINGS } from "../../src/db/client.ts";
+import { SERVING_SETTINGS } from "../../src/database/client.ts";
 import { prepareDataset, psql } from "./dataset.ts";
 import { median, ms, naiveTimes, type Range, RANGES, SEGMENT } from "./ranges.ts";
 

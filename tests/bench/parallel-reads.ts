@@ -27,8 +27,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import postgres from "postgres";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
-import { SERVING_SETTINGS } from "../../src/db/client.ts";
-import { productCostsStatement } from "../../src/db/product-costs.ts";
+import { SERVING_SETTINGS } from "../../src/database/client.ts";
+import { productCostsStatement } from "../../src/reads/product-costs.ts";
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -40,7 +40,7 @@ const db = option("db", "pce_bench_50k");
 const runs = Number(option("runs", "5"));
 const sql = postgres(`${server}/${db}`, { max: 1, onnotice: () => {}, connection: { ...SERVING_SETTINGS } });
 const SEGMENT = "normal";
-const BATCH = 2000; // the service's batch size (src/http/app.ts)
+const BATCH = 2000; // the service's batch size (src/service/app.ts)
 
 // The ranges of tests/bench/ranges.ts (the data ends 2026-10-31), and two short ones the
 // statement adds up from their daily rows.

@@ -21,8 +21,8 @@ import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import type postgres from "postgres";
-import { createPool } from "../../src/db/client.ts";
-import { productCostsStatement } from "../../src/db/product-costs.ts";
+import { createPool } from "../../src/database/client.ts";
+import { productCostsStatement } from "../../src/reads/product-costs.ts";
 import naive from "../db/naive_product_costs.sql" with { type: "text" };
 import { prepareDataset, psql } from "./dataset.ts";
 
@@ -191,7 +191,7 @@ async function runMode(mode: "off" | "on"): Promise<Result[]> {
     if (table === "product_cost_months" && partitions) continue;
     psql(url, `alter table ${table} set (autovacuum_enabled = ${mode === "on"});`);
   }
-  // Reads as the service reads: its serving session's settings (src/db/client.ts).
+  // Reads as the service reads: its serving session's settings (src/database/client.ts).
   const sql = createPool({ url, max: 1, connectTimeoutMs: 5000, statementTimeoutMs: 0, readOnly: true, applicationName: "pce-refresh-shapes" });
   const results: Result[] = [];
   try {

@@ -1,4 +1,4 @@
-// The answers' versions (migration 0007, src/db/answer-version.ts): what an ETag names.
+// The answers' versions (migration 0007, src/reads/answer-version.ts): what an ETag names.
 // Exact: whenever a range's version is one it had before, its answers (every segment) are
 // the naive GROUP BY's answers of that time, through random interleavings of every kind of
 // write the contract tables allow (tests/support/random-writes.ts) and refreshes. Useful:
@@ -8,9 +8,9 @@
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readAnswerVersion as readVersionAndTime } from "../../src/db/answer-version.ts";
-import { migrate } from "../../src/db/migrations.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import { readAnswerVersion as readVersionAndTime } from "../../src/reads/answer-version.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { bulkLoad, loadProducts, prng, randomRange, randomRows, randomWrite, SEGMENTS, type Rng } from "../support/random-writes.ts";
 import { naiveAnswer } from "../support/rollup-oracle.ts";

@@ -6,8 +6,8 @@
 // month's end answer 500). A request's dates run from 0001-01-01 to 9999-12-31, as the
 // original's: rows outside that never show, as in its GROUP BY.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { checkReadiness } from "../../src/db/readiness.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import { checkReadiness } from "../../src/reads/readiness.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { loadFixture, type DailyCostFixture, type ProductFixture } from "../support/fixtures.ts";

@@ -1,14 +1,14 @@
-// The service's own refresh (REFRESH_DATABASE_URL, src/db/background-refresh.ts): two
+// The service's own refresh (REFRESH_DATABASE_URL, src/rollup/background-refresh.ts): two
 // instances fold at once beside writers and a reader, take turns under the advisory lock,
 // and every answer stays the GROUP BY's at its snapshot; the log is folded away by the
 // end. A role that may only read gets a line naming the owner's URL as the fix, and the
 // service's reads go on. Seeded like the property test.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startBackgroundRefresh } from "../../src/db/background-refresh.ts";
-import { createPool, type Sql as Pool } from "../../src/db/client.ts";
-import { productCostsStatement } from "../../src/db/product-costs.ts";
-import { REFRESH_LOCK_ID, refreshRollup } from "../../src/db/refresh.ts";
+import { startBackgroundRefresh } from "../../src/rollup/background-refresh.ts";
+import { createPool, type Sql as Pool } from "../../src/database/client.ts";
+import { productCostsStatement } from "../../src/reads/product-costs.ts";
+import { REFRESH_LOCK_ID, refreshRollup } from "../../src/rollup/refresh.ts";
 import { servicePool, testDatabase, type TestDatabase } from "../support/database.ts";
 import { waitUntil } from "../support/faults.ts";
 import { memoryLogger } from "../support/memory-logger.ts";

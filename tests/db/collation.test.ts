@@ -6,9 +6,9 @@
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { KEY, testApp } from "../support/app.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { loadFixture } from "../support/fixtures.ts";

@@ -10,12 +10,12 @@
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { MIN_COMPRESSED_BYTES } from "../../src/http/compression.ts";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
-import { RECHECK_MS } from "../../src/db/read-source.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
-import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { MIN_COMPRESSED_BYTES } from "../../src/body/compression.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate, MIGRATIONS } from "../../src/rollup/migrations.ts";
+import { RECHECK_MS } from "../../src/reads/read-source.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
+import { createServiceMetrics } from "../../src/service/service-metrics.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { databaseUrl as urlOf, freshDatabases } from "../support/database.ts";
 import { waitUntil } from "../support/faults.ts";

@@ -1,14 +1,14 @@
-// The edge warmer (src/db/edge-warmer.ts): what a range's read lacked is read in the background
+// The edge warmer (src/reads/edges/edge-warmer.ts): what a range's read lacked is read in the background
 // only once the service has been quiet for QUIET_MS, kept under the keys of its own snapshot, one range at a time,
 // with a bounded list of ranges waiting; a failure is logged and forgotten.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { EdgeStore } from "../../src/db/edge-store.ts";
-import { createEdgeWarmer, QUIET_MS } from "../../src/db/edge-warmer.ts";
-import { factsOf, partsToRead, rangeFactsStatement } from "../../src/db/range-read.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
-import type { ProductCostQuery } from "../../src/validation/product-cost-params.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { EdgeStore } from "../../src/reads/edges/edge-store.ts";
+import { createEdgeWarmer, QUIET_MS } from "../../src/reads/edges/edge-warmer.ts";
+import { factsOf, partsToRead, rangeFactsStatement } from "../../src/reads/edges/range-read.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
+import type { ProductCostQuery } from "../../src/query/product-cost-params.ts";
 import { servicePool, testDatabase } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { bulkLoad, loadProducts, prng, randomRows, type Sql as WriteSql } from "../support/random-writes.ts";

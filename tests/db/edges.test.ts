@@ -1,4 +1,4 @@
-// A range from two edges (src/db/edges.ts, range-read.ts, issue 53's design) against the plain
+// A range from two edges (src/reads/edges/edges.ts, range-read.ts, issue 53's design) against the plain
 // GROUP BY, at one snapshot: random products and daily rows (far dates, NaN, nulls, every
 // amount's domain: tests/support/random-writes.ts), then random writes (inserts, upserts,
 // updates of amounts, dates and ids, deletes, COPY, TRUNCATE and reload, rolled back ones),
@@ -9,12 +9,12 @@
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { beforeAll, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { dayBefore } from "../../src/db/edges.ts";
-import { EdgeStore } from "../../src/db/edge-store.ts";
-import { keepPartsIn, rangeFactsStatement, rangeRowsIn } from "../../src/db/range-read.ts";
-import { productCostRowsIn } from "../../src/db/product-costs.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { dayBefore } from "../../src/reads/edges/edges.ts";
+import { EdgeStore } from "../../src/reads/edges/edge-store.ts";
+import { keepPartsIn, rangeFactsStatement, rangeRowsIn } from "../../src/reads/edges/range-read.ts";
+import { productCostRowsIn } from "../../src/reads/product-costs.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { testDatabase } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { bulkLoad, loadProducts, prng, randomRange, randomRows, randomWrite, SEGMENTS, type Sql as WriteSql } from "../support/random-writes.ts";

@@ -5,12 +5,12 @@ import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../../src/settings/config.ts";
-import { openEmbedded, type EmbeddedDatabase } from "../../src/db/embedded/embedded.ts";
+import { openEmbedded, type EmbeddedDatabase } from "../../src/backends/embedded/embedded.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { KEY, testApp } from "../support/app.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
-import { plannedMigrations } from "../../src/db/migrations.ts";
-import { openDatabase } from "../../src/db/open.ts";
+import { plannedMigrations } from "../../src/rollup/migrations.ts";
+import { openDatabase } from "../../src/backends/open.ts";
 import { loadConfig } from "../support/config.ts";
 
 const JAN = "/external/v1/product-costs?month_from=2024-01-01&month_to=2024-01-31";

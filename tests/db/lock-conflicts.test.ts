@@ -4,9 +4,9 @@
 // Retry-After, and the log line names LOCK_CONFLICT. It was a 500. A database of its own: the
 // ETL here alters the contract's tables.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { databaseUrl, freshDatabases } from "../support/database.ts";
 import { waitForLocks } from "../support/interleave.ts";

@@ -1,4 +1,4 @@
-// Amounts in micro-units (src/db/micro-units.ts) against PostgreSQL's own numeric: for values
+// Amounts in micro-units (src/reads/edges/micro-units.ts) against PostgreSQL's own numeric: for values
 // from numeric(20,6)'s whole domain (its largest and smallest, a micro-unit, zero, 2^53 and
 // 2^63 micro-units either side) and sums of many past them, the differences and totals, as
 // trim_scale writes them. The answer's text from micro-units must be the text PostgreSQL
@@ -6,7 +6,7 @@
 
 import { afterAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { decimalText, difference, microOf, total, decimalBytes, type Micro } from "../../src/db/micro-units.ts";
+import { decimalText, difference, microOf, total, decimalBytes, type Micro } from "../../src/reads/edges/micro-units.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { prng } from "../support/random-writes.ts";

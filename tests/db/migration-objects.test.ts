@@ -1,5 +1,5 @@
 // What `migrate` makes, as a DBA reads it before allowing it on the ETL's database (issue 44):
-// src/db/migration-objects.ts names every object, and exactly those a migrated database holds
+// src/rollup/migration-objects.ts names every object, and exactly those a migrated database holds
 // (a migration that adds one fails here until it is named, with its purpose and what writers
 // pay); `migrate --dry-run` names each one a database lacks; docs/database.md lists them all.
 
@@ -10,10 +10,10 @@ import postgres from "postgres";
 import { readCommandLine } from "../../src/cli/command-line.ts";
 import { commandNamed } from "../../src/cli/commands.ts";
 import { runMigrate } from "../../src/cli/migrate.ts";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { currentDefinition, MIGRATION_OBJECTS, objectsToMake, schemaObjects } from "../../src/db/migration-objects.ts";
-import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { currentDefinition, MIGRATION_OBJECTS, objectsToMake, schemaObjects } from "../../src/rollup/migration-objects.ts";
+import { migrate, MIGRATIONS } from "../../src/rollup/migrations.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { testApp, type TestApp } from "../support/app.ts";
 import { describeBackends } from "../support/backends.ts";
 import { SERVER_URL } from "../support/database.ts";

@@ -8,10 +8,10 @@
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate, MIGRATIONS } from "../../src/db/migrations.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate, MIGRATIONS } from "../../src/rollup/migrations.ts";
 import buildMonthsSql from "../../sql/refresh/build_months.sql" with { type: "text" };
-import { refreshRollup } from "../../src/db/refresh.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { monthsDrift, servedAndNaive } from "../support/rollup-oracle.ts";

@@ -1,7 +1,7 @@
 // A connection that fails while starting is told apart: a server that is not PostgreSQL
 // (NOT_POSTGRESQL, quoting what it said) from PostgreSQL itself down, slow or restarting.
 import { expect, test } from "bun:test";
-import { identifyPeer, NotPostgresqlError } from "../../src/db/not-postgresql.ts";
+import { identifyPeer, NotPostgresqlError } from "../../src/database/not-postgresql.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 

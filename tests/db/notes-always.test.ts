@@ -3,10 +3,10 @@
 // session made before it left no note, so an ETag from before may stand for sums it changed).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { readAnswerVersion } from "../../src/db/answer-version.ts";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import { readAnswerVersion } from "../../src/reads/answer-version.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { servedAndNaive } from "../support/rollup-oracle.ts";

@@ -164,7 +164,7 @@ describeWithPostgres("postgres.js as patched", () => {
     expect({ code, out: out.trim(), err: err.slice(0, 400) }).toEqual({ code: 0, out: JSON.stringify({ result: "ran", unhandled: [] }), err: "" });
   }, 15_000);
 
-  // A read's snapshot is a reserved connection (src/db/read.ts, issue 52): these three are what
+  // A read's snapshot is a reserved connection (src/reads/read.ts, issue 52): these three are what
   // a reservation met when its session was killed under it.
   test("a reserved connection that closed: its release leaves the pool sound, and queries on it fail, also those queued behind a cursor", async () => {
     // Before: the release put the closed connection among the open ones; the pool's next

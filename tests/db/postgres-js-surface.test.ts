@@ -1,5 +1,5 @@
 // What the service relies on in postgres.js 3.4.9 beyond its documented surface, and the
-// documented behaviour of cursors that src/db/product-costs.ts builds on, each pinned here so
+// documented behaviour of cursors that src/reads/product-costs.ts builds on, each pinned here so
 // that an upgrade changing it fails a test instead of the service.
 import { afterAll, expect, test } from "bun:test";
 import postgres from "postgres";

@@ -1,12 +1,12 @@
-// The one owner of a read (src/db/read.ts): whatever state it is closed in (waiting for a
+// The one owner of a read (src/reads/read.ts): whatever state it is closed in (waiting for a
 // slot, opening, streaming, drained), the slot is given back exactly once, the statement no
 // longer runs, and every later wait throws the reason. Against real PostgreSQL, with the
 // service's own admission slots.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { DatabaseDeadlineError } from "../../src/db/errors.ts";
-import { openRead, type Statement } from "../../src/db/read.ts";
-import { createAdmission } from "../../src/http/admission.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { DatabaseDeadlineError } from "../../src/database/errors.ts";
+import { openRead, type Statement } from "../../src/reads/read.ts";
+import { createAdmission } from "../../src/answer/admission.ts";
 import { testDatabase } from "../support/database.ts";
 import { namedPool, sessionsOf, waitUntil } from "../support/faults.ts";
 import { describeWithPostgres } from "../support/postgres.ts";

@@ -3,8 +3,8 @@
 // arrived after that statement ended, on the same pooled session. Ready all the same, once the
 // statement is run again; a cancel every time is reported.
 import { afterAll, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { checkReadiness } from "../../src/db/readiness.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { checkReadiness } from "../../src/reads/readiness.ts";
 import { servicePool } from "../support/database.ts";
 import { testApp } from "../support/app.ts";
 import { strayCancels } from "../support/faults.ts";

@@ -5,8 +5,8 @@
 // words, and its record says it is failing (GET /metrics, /readyz) until a refresh folds all.
 // The failure is made for real: a trigger on the months refuses product 7's rows.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { refreshRollup, RefreshIncompleteError } from "../../src/db/refresh.ts";
-import { readRollupLag } from "../../src/db/rollup-lag.ts";
+import { refreshRollup, RefreshIncompleteError } from "../../src/rollup/refresh.ts";
+import { readRollupLag } from "../../src/rollup/rollup-lag.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { loadFixture, type DailyCostFixture, type ProductFixture } from "../support/fixtures.ts";
 import { naiveAnswer, servedAndNaive } from "../support/rollup-oracle.ts";

@@ -13,9 +13,9 @@
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
-import { EVERY_MINUTE, REFRESH_LOCK_ID, refreshRollup, RefreshStopped } from "../../src/db/refresh.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
+import { EVERY_MINUTE, REFRESH_LOCK_ID, refreshRollup, RefreshStopped } from "../../src/rollup/refresh.ts";
 import { builtBinary, cleanEnv } from "../support/binary.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { strayCancels, waitUntil } from "../support/faults.ts";

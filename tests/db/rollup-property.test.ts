@@ -18,10 +18,10 @@
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createPool } from "../../src/db/client.ts";
-import { productCostsStatement, renderedAnswerStatement } from "../../src/db/product-costs.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
-import { createAnswerCache } from "../../src/http/answer-cache.ts";
+import { createPool } from "../../src/database/client.ts";
+import { productCostsStatement, renderedAnswerStatement } from "../../src/reads/product-costs.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
+import { createAnswerCache } from "../../src/answer/answer-cache.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { testDatabase } from "../support/database.ts";
@@ -41,7 +41,7 @@ import { answerDrift, monthsDrift, naiveAnswer, rowsAsJson } from "../support/ro
 import { testSeed } from "../support/seed.ts";
 
 const SEED = testSeed("rollup property test");
-// The refresh's steps (src/db/refresh.ts): one product a step, a few, or everything in one.
+// The refresh's steps (src/rollup/refresh.ts): one product a step, a few, or everything in one.
 const STEP_ROWS = [1, 20, 100, 1_000_000] as const;
 // How a step finds month rows: by its density (as in production), in key order, by key.
 const DENSE = [undefined, true, false] as const;

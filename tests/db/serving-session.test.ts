@@ -1,14 +1,14 @@
 // The serving pool's sessions on a PostgreSQL server: read-only, and the planner settings
-// the read queries are tuned for (src/db/client.ts), with the plan they are for. The
+// the read queries are tuned for (src/database/client.ts), with the plan they are for. The
 // embedded database's serving session is checked in tests/db/embedded.test.ts.
 // Reported as skipped where there is no PostgreSQL.
 
 import { afterAll, expect, test } from "bun:test";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { servicePool, testDatabase } from "../support/database.ts";
-import type { Sql } from "../../src/db/client.ts";
-import { productCostsStatement, renderedAnswerStatement } from "../../src/db/product-costs.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { productCostsStatement, renderedAnswerStatement } from "../../src/reads/product-costs.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 
 describeWithPostgres("serving sessions on PostgreSQL", () => {
   let sql: Sql | undefined;

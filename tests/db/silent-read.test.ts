@@ -6,10 +6,10 @@
 // the e2e test of a silent database on a loaded machine: answers after 2, 4 and 6 s).
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createPool } from "../../src/db/client.ts";
-import { databaseProblem } from "../../src/db/problems.ts";
-import { readRow } from "../../src/db/read.ts";
-import { askHosts, createSilenceWatch } from "../../src/db/silence.ts";
+import { createPool } from "../../src/database/client.ts";
+import { databaseProblem } from "../../src/database/problems.ts";
+import { readRow } from "../../src/reads/read.ts";
+import { askHosts, createSilenceWatch } from "../../src/database/silence.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { pausableProxy, type PausableProxy } from "../support/faults.ts";
 

@@ -6,8 +6,8 @@
 // sum to the GROUP BY.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { monthsDrift } from "../support/rollup-oracle.ts";
 

@@ -10,10 +10,10 @@
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate, MIGRATIONS, plannedMigrations } from "../../src/db/migrations.ts";
-import { checkReadiness } from "../../src/db/readiness.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate, MIGRATIONS, plannedMigrations } from "../../src/rollup/migrations.ts";
+import { checkReadiness } from "../../src/reads/readiness.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { testApp, type TestApp } from "../support/app.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";

@@ -9,8 +9,8 @@
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import type { Sql } from "../../src/db/client.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { servicePool, testDatabase } from "../support/database.ts";

@@ -8,7 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
 import { isolatedBinary, startBinary } from "../support/binary.ts";
 import { SERVER_URL } from "../support/database.ts";
 import { describeWithPostgres } from "../support/postgres.ts";

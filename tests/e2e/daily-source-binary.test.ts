@@ -5,7 +5,7 @@
 // say so once (the start's lines, /readyz, /metrics), and follow the primary's writes.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { MIGRATIONS } from "../../src/rollup/migrations.ts";
 import { isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { waitUntil } from "../support/faults.ts";

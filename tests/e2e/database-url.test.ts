@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createPool, type Sql } from "../../src/db/client.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
 import { cleanEnv, isolatedBinary, startBinary } from "../support/binary.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { describeWithPostgres } from "../support/postgres.ts";

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { openEmbedded } from "../../src/db/embedded/embedded.ts";
+import { openEmbedded } from "../../src/backends/embedded/embedded.ts";
 import { cleanEnv, isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { writeFixtureCsv } from "../support/csv-fixture.ts";
 import { DAILY, JANUARY_ALL, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";

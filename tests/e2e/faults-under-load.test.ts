@@ -7,8 +7,8 @@
 // rounds of terminations, a third of the requests waited 5 s for CONNECT_TIMEOUT, for minutes).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
 import { isolatedBinary, startBinary, cleanEnv, type RunningBinary } from "../support/binary.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { waitUntil } from "../support/faults.ts";

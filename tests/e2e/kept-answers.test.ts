@@ -1,4 +1,4 @@
-// Kept answers (src/http/answer-cache.ts, kept-file.ts) as the executable holds them: in files
+// Kept answers (src/answer/answer-cache.ts, kept-file.ts) as the executable holds them: in files
 // of TMPDIR that have no name (nothing left in the directory, nothing behind after a crash),
 // one per representation made, each closed once the answer is dropped and its last reader is
 // done, whether that reader took the whole body, asked HEAD, or vanished mid-body.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sha256Hex } from "../../src/auth/api-keys.ts";
+import { sha256Hex } from "../../src/key/api-keys.ts";
 import { DAILY, PRODUCTS } from "../http/fixture.ts";
 import { isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { testDatabase } from "../support/database.ts";

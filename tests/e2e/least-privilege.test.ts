@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import postgres from "postgres";
 import { loadConfig } from "../support/config.ts";
-import { openDatabase } from "../../src/db/open.ts";
+import { openDatabase } from "../../src/backends/open.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
 import { isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { Sql } from "../../src/db/client.ts";
+import type { Sql } from "../../src/database/client.ts";
 import { JANUARY_NORMAL } from "../http/fixture.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import { maskDatabaseUrl } from "../../src/settings/database-url.ts";

@@ -4,8 +4,8 @@
 // gone, recover by itself, and never crash, hang or serve a partial answer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createPool } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
+import { createPool } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
 import { DAILY, JANUARY_NORMAL, PRODUCTS } from "../http/fixture.ts";
 import { isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { describeWithPostgres } from "../support/postgres.ts";

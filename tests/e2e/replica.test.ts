@@ -5,10 +5,10 @@
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
 import { JANUARY_NORMAL, DAILY, PRODUCTS } from "../http/fixture.ts";
 import { cleanEnv, isolatedBinary, startBinary } from "../support/binary.ts";
-import { createAnswerCache } from "../../src/http/answer-cache.ts";
+import { createAnswerCache } from "../../src/answer/answer-cache.ts";
 import { testApp } from "../support/app.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { loadFixture } from "../support/fixtures.ts";

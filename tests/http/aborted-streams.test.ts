@@ -3,7 +3,7 @@
 // after it (postgres.js kept the aborted query's row count, so the next query's rows landed
 // after a run of holes: "undefined is not an object", batches above the batch size).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
+import type { Sql } from "../../src/database/client.ts";
 import { KEY, testApp } from "../support/app.ts";
 import { testDatabase } from "../support/database.ts";
 import { addManyRows, MANY_FROM, MANY_TO, namedPool, rawExchange, rawGet, serveOnSocket } from "../support/faults.ts";

@@ -2,9 +2,9 @@
 // streaming read is killed for real (pg_terminate_backend) while the client holds the
 // stream, and the client must see a broken transfer, not a shorter JSON array.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { isDatabaseUnavailable } from "../../src/db/errors.ts";
-import { readProductCosts } from "../../src/db/product-costs.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { isDatabaseUnavailable } from "../../src/database/errors.ts";
+import { readProductCosts } from "../../src/reads/product-costs.ts";
 import { KEY, testApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import {

@@ -2,9 +2,9 @@
 // service's read wait (a deterministic slow query), and pg_stat_activity shows whether the
 // server-side statement was really cancelled and the cursor really closed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { createAdmission } from "../../src/http/admission.ts";
-import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { createAdmission } from "../../src/answer/admission.ts";
+import { createServiceMetrics } from "../../src/service/service-metrics.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import {

@@ -3,8 +3,9 @@
 // never compressed; a failure midway still breaks the transfer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import zlib from "node:zlib";
-import { sendOk } from "../../src/http/body.ts";
-import { chooseEncoding, MIN_COMPRESSED_BYTES } from "../../src/http/compression.ts";
+import { sendOk } from "../../src/body/body.ts";
+import { chooseEncoding } from "../../src/query/accept-encoding.ts";
+import { MIN_COMPRESSED_BYTES } from "../../src/body/compression.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { endsChunkedBody, rawExchange, serveOnSocket } from "../support/faults.ts";

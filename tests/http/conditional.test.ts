@@ -6,9 +6,9 @@
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { refreshRollup } from "../../src/db/refresh.ts";
-import { createAnswerCache } from "../../src/http/answer-cache.ts";
-import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
+import { createAnswerCache } from "../../src/answer/answer-cache.ts";
+import { createServiceMetrics } from "../../src/service/service-metrics.ts";
 import { KEY, testApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { loadFixture } from "../support/fixtures.ts";

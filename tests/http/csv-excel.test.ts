@@ -6,7 +6,7 @@
 // and file name, and says what it is in its Content-Type.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createAnswerCache } from "../../src/http/answer-cache.ts";
+import { createAnswerCache } from "../../src/answer/answer-cache.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { loadFixture } from "../support/fixtures.ts";

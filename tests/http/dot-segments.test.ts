@@ -3,11 +3,11 @@
 // (literal, %2e, %2E, mixed, `\` as separator, absolute form, a Host that does not parse)
 // toward /metrics, /docs, /healthz and the endpoint answers the 404 an unknown path gets,
 // as the original FastAPI app does. Bun resolves these in request.url before the handler
-// sees it (src/http/raw-routes.ts says how the raw target is still told apart).
+// sees it (src/edge/raw-routes.ts says how the raw target is still told apart).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { listen } from "../../src/http/server.ts";
-import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { listen } from "../../src/edge/server.ts";
+import { createServiceMetrics } from "../../src/service/service-metrics.ts";
 import { KEY, noDatabase, testApp, type TestApp } from "../support/app.ts";
 import { rawRoundTrip } from "../support/faults.ts";
 import { parseAnswer } from "../support/hostile.ts";

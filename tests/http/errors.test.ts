@@ -3,10 +3,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
-import { createErrorHandler } from "../../src/http/error-handler.ts";
-import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
+import { createErrorHandler } from "../../src/edge/error-handler.ts";
+import { createServiceMetrics } from "../../src/service/service-metrics.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, OTHER_KEY, ring, testApp, type TestApp } from "../support/app.ts";
 import { SERVER_URL } from "../support/database.ts";

@@ -7,9 +7,9 @@
 // Before the fix, answers read while the refresh folded a new month missed its first row, and
 // the cache then kept the wrong sums behind 304s for good.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
-import { createAnswerCache } from "../../src/http/answer-cache.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
+import { createAnswerCache } from "../../src/answer/answer-cache.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { namedPool } from "../support/faults.ts";

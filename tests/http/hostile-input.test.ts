@@ -5,8 +5,8 @@
 // The seed is printed; SEED=<n> replays a run.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import type { Sql } from "../../src/db/client.ts";
-import { MAX_HEADER_BYTES, MAX_REQUEST_TARGET_BYTES } from "../../src/http/request-guard.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { MAX_HEADER_BYTES, MAX_REQUEST_TARGET_BYTES } from "../../src/edge/request-guard.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase } from "../support/database.ts";
 import { namedPool } from "../support/faults.ts";

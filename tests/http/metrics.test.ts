@@ -3,9 +3,9 @@
 // secret in any label; no /metrics at all when disabled.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../support/config.ts";
-import { createPool } from "../../src/db/client.ts";
-import { REFRESH_LOCK_ID, refreshRollup } from "../../src/db/refresh.ts";
-import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { createPool } from "../../src/database/client.ts";
+import { REFRESH_LOCK_ID, refreshRollup } from "../../src/rollup/refresh.ts";
+import { createServiceMetrics, DURATION_BUCKETS, type ServiceMetrics } from "../../src/service/service-metrics.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { KEY, noDatabase, ring, testApp, type TestApp } from "../support/app.ts";
 import { waitUntil } from "../support/faults.ts";

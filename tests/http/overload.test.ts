@@ -2,9 +2,9 @@
 // past it; the optional per-key rate limit, 429 RATE_LIMITED with Retry-After, only ever
 // after authentication. The reads are held up for real by a lock on the products table.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { createAdmission } from "../../src/http/admission.ts";
-import { createRateLimiter } from "../../src/http/rate-limit.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { createAdmission } from "../../src/answer/admission.ts";
+import { createRateLimiter } from "../../src/key/rate-limit.ts";
 import { KEY, OTHER_KEY, ring, testApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { holdLock, namedPool, sessionsOf, waitUntil } from "../support/faults.ts";

@@ -3,8 +3,8 @@
 // client is still reading. pg_stat_activity shows what the server sees; raw sockets that
 // stop reading make the client slow for real.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { createBufferBudget } from "../../src/http/read-ahead.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { createBufferBudget } from "../../src/body/read-ahead.ts";
 import { KEY, testApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import {

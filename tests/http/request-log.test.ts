@@ -3,7 +3,7 @@
 // library, and the request id echoed only within its documented length.
 
 import { afterAll, expect, test } from "bun:test";
-import { createPool } from "../../src/db/client.ts";
+import { createPool } from "../../src/database/client.ts";
 import { KEY, testApp } from "../support/app.ts";
 
 // Never connected to: nothing below reaches the database.

@@ -1,8 +1,8 @@
-// The in-process app is the one `serve` assembles (http/service.ts): the demo's header and the
+// The in-process app is the one `serve` assembles (service/service.ts): the demo's header and the
 // database guard apply here as in the executable, so the other tests see what it runs.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createPool, type Sql } from "../../src/db/client.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
 import { testApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { namedPool } from "../support/faults.ts";

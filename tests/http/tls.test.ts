@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULTS } from "../../src/settings/config.ts";
-import { certificateNotAfter, listen, type ListenOptions } from "../../src/http/server.ts";
+import { certificateNotAfter, listen, type ListenOptions } from "../../src/edge/server.ts";
 import { noDatabase, testApp } from "../support/app.ts";
 import { memoryLogger } from "../support/memory-logger.ts";
 

@@ -2,9 +2,9 @@
 // it is read is the caller's to answer (read again, or 503), never a transfer cut short. Past
 // this answer's share of the read-ahead memory (a quarter), the rest streams as before.
 import { expect, test } from "bun:test";
-import { sendOk } from "../../src/http/body.ts";
-import type { ChunkStream } from "../../src/http/chunk-stream.ts";
-import { createBufferBudget } from "../../src/http/read-ahead.ts";
+import { sendOk } from "../../src/body/body.ts";
+import type { ChunkStream } from "../../src/body/chunk-stream.ts";
+import { createBufferBudget } from "../../src/body/read-ahead.ts";
 
 const CHUNK = new Uint8Array(16 * 1024).fill(0x20);
 

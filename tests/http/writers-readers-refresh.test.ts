@@ -5,9 +5,9 @@
 // GROUP BY of every range is taken. A 200 must equal the state of some commit that was current
 // during its request; a 304 must stand for (its ETag's body must be) such a state too.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
-import { refreshRollup } from "../../src/db/refresh.ts";
-import { createAnswerCache } from "../../src/http/answer-cache.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { refreshRollup } from "../../src/rollup/refresh.ts";
+import { createAnswerCache } from "../../src/answer/answer-cache.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { namedPool } from "../support/faults.ts";

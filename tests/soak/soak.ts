@@ -6,8 +6,8 @@
 // Exit code 1 when a target is missed: any 5xx outside the outage window, RSS growth >= 10%.
 
 import postgres from "postgres";
-import { createPool } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
+import { createPool } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
 import { isolatedBinary, startBinary, type RunningBinary } from "../support/binary.ts";
 import { createCluster, type Cluster } from "../support/cluster.ts";
 import { rssMb } from "../support/faults.ts";

@@ -1,17 +1,17 @@
 // The service's request handler, in process, over a real database pool: assembled by the
-// same function `serve` uses (http/service.ts), so the database guard, readiness and the
+// same function `serve` uses (service/service.ts), so the database guard, readiness and the
 // demo's header are the executable's; the options tune what tests need to watch.
 
-import { buildKeyRing, type ApiKeyRing } from "../../src/auth/api-keys.ts";
+import { buildKeyRing, type ApiKeyRing } from "../../src/key/api-keys.ts";
 import { DEFAULTS } from "../../src/settings/config.ts";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import type { Admission } from "../../src/http/admission.ts";
-import type { AnswerCache } from "../../src/http/answer-cache.ts";
-import type { FetchHandler } from "../../src/http/server.ts";
-import type { RateLimiter } from "../../src/http/rate-limit.ts";
-import type { BufferBudget } from "../../src/http/read-ahead.ts";
-import { createService, type ServiceSettings } from "../../src/http/service.ts";
-import type { ServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import type { Admission } from "../../src/answer/admission.ts";
+import type { AnswerCache } from "../../src/answer/answer-cache.ts";
+import type { FetchHandler } from "../../src/edge/server.ts";
+import type { RateLimiter } from "../../src/key/rate-limit.ts";
+import type { BufferBudget } from "../../src/body/read-ahead.ts";
+import { createService, type ServiceSettings } from "../../src/service/service.ts";
+import type { ServiceMetrics } from "../../src/service/service-metrics.ts";
 import { memoryLogger } from "./memory-logger.ts";
 
 export const KEY = "test-key-0123456789abcdef";

@@ -4,7 +4,7 @@
 // writable pool to load fixtures and a pool configured like the service's own.
 
 import { describe } from "bun:test";
-import type { Sql } from "../../src/db/client.ts";
+import type { Sql } from "../../src/database/client.ts";
 import { servicePool, testDatabase } from "./database.ts";
 import { embeddedDatabase, readWrite } from "./embedded.ts";
 import { POSTGRES } from "./postgres.ts";

@@ -2,8 +2,8 @@
 // or starts one): created (and migrated) on first use, dropped when the run ends. No mocks.
 
 import postgres from "postgres";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
 import { POSTGRES } from "./postgres.ts";
 
 /** The server's URL; only tests registered with PostgreSQL (describeWithPostgres, describeBackends) reach for it. */

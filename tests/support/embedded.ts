@@ -6,8 +6,8 @@
 // connection: fixtures are written through `readWrite`, each statement in its own
 // `begin read write` transaction.
 
-import type { Sql } from "../../src/db/client.ts";
-import { openEmbedded, type EmbeddedDatabase } from "../../src/db/embedded/embedded.ts";
+import type { Sql } from "../../src/database/client.ts";
+import { openEmbedded, type EmbeddedDatabase } from "../../src/backends/embedded/embedded.ts";
 
 let current: Promise<EmbeddedDatabase> | undefined;
 

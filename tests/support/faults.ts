@@ -3,8 +3,8 @@
 
 import { readFileSync } from "node:fs";
 import net from "node:net";
-import { createPool, type Sql } from "../../src/db/client.ts";
-import type { FetchHandler } from "../../src/http/server.ts";
+import { createPool, type Sql } from "../../src/database/client.ts";
+import type { FetchHandler } from "../../src/edge/server.ts";
 
 /** A statement PostgreSQL cancels as it runs: what a cancel sent for an earlier statement does to the next one. */
 const CANCELLED_STATEMENT = "select pg_cancel_backend(pg_backend_pid()), pg_sleep(5)";

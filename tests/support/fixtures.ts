@@ -1,6 +1,6 @@
 // Loads products and daily cost rows into a test database, replacing what was there.
 
-import type { Sql } from "../../src/db/client.ts";
+import type { Sql } from "../../src/database/client.ts";
 
 export interface ProductFixture {
   product_id: number | string;

@@ -3,9 +3,9 @@
 // pg_locks to know that a session waits where it was meant to. Real sessions on a real server;
 // the holds are the test's (a promise before a statement is sent, a lock the test takes).
 
-import { answerVersionStatement } from "../../src/db/answer-version.ts";
-import { rangeFactsStatement } from "../../src/db/range-read.ts";
-import type { Sql } from "../../src/db/client.ts";
+import { answerVersionStatement } from "../../src/reads/answer-version.ts";
+import { rangeFactsStatement } from "../../src/reads/edges/range-read.ts";
+import type { Sql } from "../../src/database/client.ts";
 import { waitUntil } from "./faults.ts";
 
 type Run = Pick<Sql, "unsafe" | "reserve">;
@@ -20,7 +20,7 @@ export interface HeldCommit {
 
 /**
  * `sql` on which every `commit` (of the sessions it reserves) waits for `hold` to proceed it. The
- * refresh awaits its statements and only cancels them otherwise (src/db/refresh.ts: Runner), so
+ * refresh awaits its statements and only cancels them otherwise (src/rollup/refresh.ts: Runner), so
  * a commit stands in as a thenable that sends the real one once proceeded.
  */
 export function heldCommits(sql: Sql, hold: (commit: HeldCommit) => void): Sql {
@@ -47,7 +47,7 @@ export function heldCommits(sql: Sql, hold: (commit: HeldCommit) => void): Sql {
 }
 
 /**
- * `sql` on which, in every session it reserves for a read's snapshot (src/db/read.ts), the first
+ * `sql` on which, in every session it reserves for a read's snapshot (src/reads/read.ts), the first
  * statement after the snapshot's begin and head waits on the server for the advisory lock
  * `key`, which the test holds exclusively: sent just before it on the same session, so that
  * statement is planned only once the test lets go, at the snapshot the head took.

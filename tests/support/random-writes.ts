@@ -8,7 +8,7 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type postgres from "postgres";
-import type { Sql as Pool } from "../../src/db/client.ts";
+import type { Sql as Pool } from "../../src/database/client.ts";
 
 /** A pool or a transaction: every helper below works in either. */
 export type Sql = Pool | postgres.TransactionSql<{}>;

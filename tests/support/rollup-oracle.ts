@@ -3,10 +3,10 @@
 // the refresh's materializations (the months, the rendered answers) equal what the daily
 // rows say.
 
-import type { Sql as Pool } from "../../src/db/client.ts";
-import type { ProductCostRow } from "../../src/db/answer-rows.ts";
-import { productCostsStatement } from "../../src/db/product-costs.ts";
-import { rowsJson } from "../../src/http/row-json.ts";
+import type { Sql as Pool } from "../../src/database/client.ts";
+import type { ProductCostRow } from "../../src/reads/answer-rows.ts";
+import { productCostsStatement } from "../../src/reads/product-costs.ts";
+import { rowsJson } from "../../src/body/row-json.ts";
 import naiveQuery from "../db/naive_product_costs.sql" with { type: "text" };
 import { COLUMNS, type SEGMENTS, type Sql } from "./random-writes.ts";
 

@@ -10,8 +10,8 @@
 
 import { resolve } from "node:path";
 import postgres from "postgres";
-import { createPool } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrations.ts";
+import { createPool } from "../../src/database/client.ts";
+import { migrate } from "../../src/rollup/migrations.ts";
 
 export const SCHEMA_FILE = resolve(import.meta.dir, "../../sql/schema.sql");
 
@@ -24,7 +24,7 @@ const HEADER = `-- The schema of a database migrated by this build (\`product-co
 --   bun tests/support/schema-dump.ts --write
 -- (tests/db/schema-file.test.ts fails while it differs). Not a way to make a database: \`migrate\` is,
 -- and it makes an object of its own that was dropped by hand (a function, a trigger, an index)
--- again from its block here (src/db/migrations.ts).
+-- again from its block here (src/rollup/migrations.ts).
 `;
 
 /**

@@ -1,4 +1,4 @@
-// The answer cache (src/http/answer-cache.ts) and its files (kept-file.ts): valid for one
+// The answer cache (src/answer/answer-cache.ts) and its files (kept-file.ts): valid for one
 // version, bounded in bytes and in files with the least recently used going first, compressed
 // variants made once, identical reads coalesced, and every byte kept outside the heap in a
 // file nobody else can open, closed as soon as it is dropped and no longer read.
@@ -8,9 +8,10 @@ import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, brotliDecompressSync } from "node:zlib";
-import { createAnswerCache, type AnswerCache, type CachedAnswer } from "../../src/http/answer-cache.ts";
-import { compressor } from "../../src/http/compression.ts";
-import { KeptFile } from "../../src/http/kept-file.ts";
+import { createAnswerCache, type AnswerCache } from "../../src/answer/answer-cache.ts";
+import type { CachedAnswer } from "../../src/body/kept-file.ts";
+import { compressor } from "../../src/body/compression.ts";
+import { KeptFile } from "../../src/body/kept-file.ts";
 
 const directory = mkdtempSync(join(tmpdir(), "answer-cache-test-"));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

@@ -1,13 +1,13 @@
-// The answer key (src/http/answer-key.ts): one key per question and representation, made
+// The answer key (src/query/answer-key.ts): one key per question and representation, made
 // once, and the only source of the cache key, the version read's key, the ETags and the CSV
 // file name. A parameter of the route's schema that does not change all of them would serve
 // one question's cached answer (or 304) to another.
 
 import { describe, expect, test } from "bun:test";
 import type { Static } from "@sinclair/typebox";
-import type { ProductCostQuery } from "../../src/validation/product-cost-params.ts";
-import { answerKey, QUERY_FIELDS } from "../../src/http/answer-key.ts";
-import { ProductCostsQuery } from "../../src/http/schemas.ts";
+import type { ProductCostQuery } from "../../src/query/product-cost-params.ts";
+import { answerKey, QUERY_FIELDS } from "../../src/query/answer-key.ts";
+import { ProductCostsQuery } from "../../src/query/schemas.ts";
 
 const query: ProductCostQuery = { monthFrom: "2026-10-01", monthTo: "2026-10-31", segment: "normal" };
 const BUILD = "0.1.0 abc";

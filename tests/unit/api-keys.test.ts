@@ -2,10 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildKeyRing, loadKeyRing, parseKeyFile, sha256Hex, type ApiKeyRing } from "../../src/auth/api-keys.ts";
+import { buildKeyRing, loadKeyRing, parseKeyFile, sha256Hex, type ApiKeyRing } from "../../src/key/api-keys.ts";
 import { ConfigError, type Config } from "../../src/settings/config.ts";
 import { reloadOnSighup } from "../../src/cli/reload.ts";
-import { readSettled } from "../../src/auth/settled-file.ts";
+import { readSettled } from "../../src/key/settled-file.ts";
 import { memoryLogger } from "../support/memory-logger.ts";
 
 const entry = (value: string) => ({ value, source: "test" });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { calendarPeriodOf } from "../../src/db/calendar-period.ts";
+import { calendarPeriodOf } from "../../src/reads/calendar-period.ts";
 
 describe("calendarPeriodOf", () => {
   test.each([

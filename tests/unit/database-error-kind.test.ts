@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { databaseErrorKind, DatabaseDeadlineError, isDatabaseUnavailable, isStaleConnection } from "../../src/db/errors.ts";
-import { DatabaseSilentError } from "../../src/db/silence.ts";
+import { databaseErrorKind, DatabaseDeadlineError, isDatabaseUnavailable, isStaleConnection } from "../../src/database/errors.ts";
+import { DatabaseSilentError } from "../../src/database/silence.ts";
 
 const pgError = (code: string) => new postgres.PostgresError({ code, message: `server said ${code}` } as never);
 const clientError = (code: string) => Object.assign(new Error(code), { code });

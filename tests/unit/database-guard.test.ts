@@ -2,8 +2,8 @@
 // it cannot get a session from, on a clock the test moves by hand.
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createDatabaseGuard, FIRST_DELAY_MS, MAX_DELAY_MS } from "../../src/db/database-guard.ts";
-import { DatabaseProblemError } from "../../src/db/problems.ts";
+import { createDatabaseGuard, FIRST_DELAY_MS, MAX_DELAY_MS } from "../../src/database/database-guard.ts";
+import { DatabaseProblemError } from "../../src/database/problems.ts";
 import { memoryLogger } from "../support/memory-logger.ts";
 
 const notPostgres = () => Object.assign(new Error('the server at h:1 is not a PostgreSQL server: it answered "HTTP/1.1 400"'), { code: "NOT_POSTGRESQL" });

@@ -2,7 +2,7 @@
 // what it may show unauthenticated, and the fix the log line carries.
 import { expect, test } from "bun:test";
 import postgres from "postgres";
-import { databaseProblem } from "../../src/db/problems.ts";
+import { databaseProblem } from "../../src/database/problems.ts";
 
 const pg = (code: string, message: string) => new postgres.PostgresError({ code, message } as never);
 const client = (code: string, message: string) => Object.assign(new Error(message), { code });

@@ -1,8 +1,8 @@
-// The edge store (src/db/edge-store.ts): bounded in bytes, least recently used out, and never
+// The edge store (src/reads/edges/edge-store.ts): bounded in bytes, least recently used out, and never
 // mixing the numbers of two sets of slots.
 import { expect, test } from "bun:test";
-import { catalogueOf, edgeOf, rangeRows } from "../../src/db/edges.ts";
-import { EdgeStore, edgeBytes, emptyEdge } from "../../src/db/edge-store.ts";
+import { catalogueOf, edgeOf, rangeRows } from "../../src/reads/edges/edges.ts";
+import { EdgeStore, edgeBytes, emptyEdge } from "../../src/reads/edges/edge-store.ts";
 
 const bytes = (s: string | null) => (s === null ? null : Buffer.from(s));
 /** The one row of arrays the edge statement returns, for these products. */

@@ -1,8 +1,8 @@
-// If-None-Match (src/http/entity-tag.ts): RFC 9110 §13.1.2's weak comparison over lists,
+// If-None-Match (src/answer/entity-tag.ts): RFC 9110 §13.1.2's weak comparison over lists,
 // `*`, W/ and malformed headers; If-Match: §13.1.1's strong comparison. The tags themselves: answer-key.test.ts.
 
 import { describe, expect, test } from "bun:test";
-import { matchHolds, noneMatchHits } from "../../src/http/entity-tag.ts";
+import { matchHolds, noneMatchHits } from "../../src/answer/entity-tag.ts";
 
 describe("If-None-Match", () => {
   const current = ['"s-json-br"', '"s-json"'];

@@ -3,8 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { ConfigError } from "../../src/settings/config.ts";
-import { DatabaseDeadlineError } from "../../src/db/errors.ts";
-import { DatabaseProblemError, problem } from "../../src/db/problems.ts";
+import { DatabaseDeadlineError } from "../../src/database/errors.ts";
+import { DatabaseProblemError, problem } from "../../src/database/problems.ts";
 import {
   classify,
   ClientClosedRequestError,
@@ -60,7 +60,7 @@ describe("an uncaught failure while serving", () => {
   const run = async (body: string) => {
     const script = `
       import { exitOnUncaught } from "${import.meta.dir}/../../src/failures.ts";
-      import { createLogger } from "${import.meta.dir}/../../src/output/log.ts";
+      import { createLogger } from "${import.meta.dir}/../../src/ops/log.ts";
       exitOnUncaught(createLogger({ level: "info", format: "json" }));
       setInterval(() => {}, 1000); // a server would keep the process alive
       ${body}`;

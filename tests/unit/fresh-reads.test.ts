@@ -1,10 +1,10 @@
-// Shared reads that never answer from before a caller arrived (src/http/fresh-reads.ts): a caller
+// Shared reads that never answer from before a caller arrived (src/answer/fresh-reads.ts): a caller
 // joins the next read of its key, never one already running; callers that arrive during one
 // read share the next; a caller that leaves gets its signal's reason, and the last one to
 // leave stops the read.
 
 import { expect, test } from "bun:test";
-import { freshReads } from "../../src/http/fresh-reads.ts";
+import { freshReads } from "../../src/answer/fresh-reads.ts";
 
 /** A read per call, each finished by hand: `started` lists the reads begun, in order. */
 function manualReads() {

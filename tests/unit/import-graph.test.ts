@@ -59,7 +59,7 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
-/** The folder of src/ a file stands in (src/http), or the file itself at the top (src/main.ts). */
+/** The folder of src/ a file stands in (src/reads), or the file itself at the top (src/main.ts). */
 const folderOf = (file: string) => file.split("/").slice(0, 2).join("/");
 
 test("no file of src/ imports itself through others", () => {

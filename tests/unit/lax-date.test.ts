@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { parseLaxDate, type LaxDateResult } from "../../src/validation/lax-date.ts";
+import { parseLaxDate, type LaxDateResult } from "../../src/query/lax-date.ts";
 
 // ---------------------------------------------------------------------------
 // Expected-result builders (pydantic's error items, less `loc` and `input`)

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { Registry } from "../../src/metrics/registry.ts";
+import { Registry } from "../../src/ops/registry.ts";
 
 describe("the metrics registry writes the Prometheus text format 0.0.4", () => {
   test("counters: HELP, TYPE, then one line per label set, sorted", () => {

@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { createServiceMetrics } from "../../src/metrics/service-metrics.ts";
+import { createServiceMetrics } from "../../src/service/service-metrics.ts";
 
 const dir = resolve(import.meta.dir, "../../docs/monitoring");
 const exported = new Set(

@@ -1,6 +1,6 @@
 // The window of months the rollup keeps, widened by the months notes name (months-window.ts).
 import { expect, test } from "bun:test";
-import { widen, WINDOW_GAP_MONTHS, type MonthsWindow } from "../../src/db/months-window.ts";
+import { widen, WINDOW_GAP_MONTHS, type MonthsWindow } from "../../src/rollup/months-window.ts";
 
 const window = (outsideBefore: string | null = null, outsideAfter: string | null = null): MonthsWindow => ({ first: "2024-11-01", last: "2026-10-01", outsideBefore, outsideAfter });
 

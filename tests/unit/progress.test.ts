@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { heartbeat, indexBuildDetail, megabytes, progressLines } from "../../src/output/progress.ts";
+import { heartbeat, indexBuildDetail, megabytes, progressLines } from "../../src/ops/progress.ts";
 
 describe("progress on stderr", () => {
   test("not a terminal: whole lines, the share, an estimate, and always the line that ends a step", () => {

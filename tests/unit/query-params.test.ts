@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
-import { ProductCostsQuery } from "../../src/http/schemas.ts";
-import { productCostParams, rangeDays, validationItems } from "../../src/validation/product-cost-params.ts";
+import { ProductCostsQuery } from "../../src/query/schemas.ts";
+import { productCostParams, rangeDays, validationItems } from "../../src/query/product-cost-params.ts";
 
 describe("the product-costs query: its schema and Pydantic's items", () => {
   test("normalises accepted dates and defaults the segment", () => {
@@ -12,7 +12,7 @@ describe("the product-costs query: its schema and Pydantic's items", () => {
 
   test("the lax date check holds after @elysiajs/openapi is loaded (its first import replaces TypeBox's date format with a strict one)", async () => {
     await import("@elysiajs/openapi");
-    await import("../../src/http/api-docs.ts");
+    await import("../../src/service/api-docs.ts");
     expect(Value.Check(ProductCostsQuery, { month_from: "1704067200", month_to: "2024-01-31T00:00:00Z" })).toBe(true);
   });
 

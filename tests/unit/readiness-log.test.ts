@@ -3,9 +3,9 @@
 // poll every few seconds finds the same, none for a problem the guard has logged, one when it
 // comes back.
 import { expect, test } from "bun:test";
-import { createDatabaseGuard } from "../../src/db/database-guard.ts";
-import { problem, type ProblemCode } from "../../src/db/problems.ts";
-import { readinessLog, type Readiness } from "../../src/db/readiness.ts";
+import { createDatabaseGuard } from "../../src/database/database-guard.ts";
+import { problem, type ProblemCode } from "../../src/database/problems.ts";
+import { readinessLog, type Readiness } from "../../src/reads/readiness.ts";
 import { memoryLogger } from "../support/memory-logger.ts";
 
 const ready: Readiness = { ready: true, source: { name: "rollup" } };

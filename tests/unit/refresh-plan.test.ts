@@ -1,9 +1,9 @@
-// The refresh's plan (src/db/refresh-plan.ts) for every path, without a database: what a
+// The refresh's plan (src/rollup/refresh-plan.ts) for every path, without a database: what a
 // state read at a refresh's start makes it do. The executor's runs of each plan against
 // PostgreSQL are tests/db/refresh-plans.test.ts and the rollup's property tests.
 
 import { describe, expect, test } from "bun:test";
-import { monthsFrom, planFold, type RefreshState } from "../../src/db/refresh-plan.ts";
+import { monthsFrom, planFold, type RefreshState } from "../../src/rollup/refresh-plan.ts";
 
 const WINDOW = { first: "2025-11-01", last: "2026-10-01", outsideBefore: null, outsideAfter: null };
 

@@ -1,8 +1,8 @@
-// The silence watch (src/db/silence.ts) with a database stand-in whose answers the test
+// The silence watch (src/database/silence.ts) with a database stand-in whose answers the test
 // decides: a database that answers is never called silent however long a wait lasts; one
 // that stops answering is, within about the watch's time; waiting reads share one question.
 import { expect, test } from "bun:test";
-import { askHosts, createSilenceWatch, DatabaseSilentError } from "../../src/db/silence.ts";
+import { askHosts, createSilenceWatch, DatabaseSilentError } from "../../src/database/silence.ts";
 
 const AFTER_MS = 200;
 

@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { noteReloadDone, stageFiles } from "../../src/cli/stage-files.ts";
 import { ConfigError } from "../../src/settings/config.ts";
-import { SYSTEMD_CREDENTIAL_NAME } from "../../src/auth/api-keys.ts";
-import { readTls } from "../../src/http/server.ts";
+import { SYSTEMD_CREDENTIAL_NAME } from "../../src/key/api-keys.ts";
+import { readTls } from "../../src/edge/server.ts";
 import { DATABASE_URL_CREDENTIAL, REFRESH_DATABASE_URL_CREDENTIAL } from "../../src/settings/config.ts";
-import { copyOf, STAGED_FILES } from "../../src/systemd/units.ts";
-import { notifySocketAddress, systemdNotifier } from "../../src/systemd/notify.ts";
+import { copyOf, STAGED_FILES } from "../../src/ops/units.ts";
+import { notifySocketAddress, systemdNotifier } from "../../src/ops/notify.ts";
 
 const work = mkdtempSync(join(tmpdir(), "pce-stage-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -1,0 +1,219 @@
+// The set of active API keys. Keys are held only as SHA-256 digests: a presented key is
+// hashed and compared against every digest with timingSafeEqual, so the time taken does
+// not depend on how much of a key matches, nor on which key matched.
+
+import { createHash, timingSafeEqual } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError } from "../settings/config.ts";
+import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
+import { copyOf } from "../ops/units.ts";
+
+// The prefix in any case (SHA256: as people write it), then 64 hex digits in any case.
+const DIGEST_PREFIX = /^sha256:/i;
+const DIGEST_ENTRY = /^sha256:([0-9a-f]{64})$/i;
+/**
+ * A key is visible ASCII, no spaces: what an Authorization header carries byte for byte (a
+ * header's other bytes reach the service as Latin-1, so a UTF-8 key could never match).
+ */
+export const KEY_CHARACTERS = /^[\x21-\x7e]+$/;
+/** Shorter keys are accepted, with a warning: a key should be long enough that guessing is hopeless. */
+export const SHORT_KEY = 16;
+
+/** The systemd credential name that LoadCredential= should use for the key file. */
+export const SYSTEMD_CREDENTIAL_NAME = "product-cost-api-keys";
+
+export interface KeyMatch {
+  /** Short, non-secret name of the key for logs: the first 8 hex digits of sha256(sha256(key)). */
+  fingerprint: string;
+  /** The operator's name for the key (the key file's inline `# label`), if it has one. */
+  label?: string;
+}
+
+/** One configured key or digest, where it came from, and its label. */
+export interface KeyEntry {
+  value: string;
+  source: string;
+  label?: string;
+}
+
+export interface ApiKeyRing {
+  readonly size: number;
+  /** How many keys each key file gave (a reload compares: a file that lost most of its keys is suspect). */
+  readonly fileKeys: ReadonlyMap<string, number>;
+  /** The fingerprint of every active key (to count what a reload added and removed). */
+  readonly fingerprints: readonly string[];
+  /** What an operator should hear about these keys (short keys), without the keys themselves. */
+  readonly warnings: readonly string[];
+  /** Returns the match for a presented key, or null. Runs in time independent of the key's content. */
+  match(presented: string): KeyMatch | null;
+}
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+export function fingerprintOfDigest(digestHex: string): string {
+  return createHash("sha256").update(Buffer.from(digestHex, "hex")).digest("hex").slice(0, 8);
+}
+
+/** Parses key entries (plain keys or sha256:<hex> digests) into a ring. `source` names them in errors. */
+export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonly string[] = [], fileKeys: ReadonlyMap<string, number> = new Map()): ApiKeyRing {
+  const keys: { digest: Buffer; match: KeyMatch }[] = [];
+  const problems: string[] = [];
+  const warnings: string[] = [...fileWarnings];
+  const seen = new Set<string>();
+  for (const { value, source, label } of entries) {
+    let hex: string;
+    if (DIGEST_PREFIX.test(value)) {
+      const m = DIGEST_ENTRY.exec(value);
+      if (!m) {
+        problems.push(`${source}: a sha256: entry must be followed by 64 hex digits`);
+        continue;
+      }
+      hex = m[1]!.toLowerCase();
+    } else if (!KEY_CHARACTERS.test(value)) {
+      problems.push(`${source}: an API key must be visible ASCII characters only (no spaces, no other alphabets)`);
+      continue;
+    } else {
+      if (value.length < SHORT_KEY) warnings.push(`${source}: the key is shorter than ${SHORT_KEY} characters, which is easy to guess`);
+      hex = sha256Hex(value);
+    }
+    if (seen.has(hex)) continue; // the same key listed twice (e.g. env and file) is one key
+    seen.add(hex);
+    const fingerprint = fingerprintOfDigest(hex);
+    keys.push({ digest: Buffer.from(hex, "hex"), match: label === undefined ? { fingerprint } : { fingerprint, label } });
+  }
+  if (problems.length) throw new ConfigError(problems.join("; "));
+
+  return {
+    size: keys.length,
+    fileKeys,
+    fingerprints: Object.freeze(keys.map((k) => k.match.fingerprint)),
+    warnings: Object.freeze(warnings),
+    match(presented: string): KeyMatch | null {
+      const candidate = createHash("sha256").update(presented, "utf8").digest();
+      let found: KeyMatch | null = null;
+      // Compare against every key, without stopping early, so timing says nothing about which matched.
+      for (const key of keys) if (timingSafeEqual(candidate, key.digest)) found = key.match;
+      return found && { ...found }; // the caller's own copy
+    },
+  };
+}
+
+/**
+ * One key or digest per line, optionally followed by whitespace and `# label` (a key has no
+ * spaces, so the label cannot be part of it); blank lines and lines starting with # are
+ * ignored. Anything else after a key is refused: it would be silently dropped otherwise.
+ */
+export function parseKeyFile(text: string, source: string): KeyEntry[] {
+  const out: KeyEntry[] = [];
+  const problems: string[] = [];
+  // A byte order mark (a file saved by a Windows editor) is not part of the first key.
+  text.replace(/^\ufeff/, "").split(/\r?\n/).forEach((line, i) => {
+    const trimmed = line.trim();
+    if (!trimmed || trimmed.startsWith("#")) return;
+    const where = `${source} line ${i + 1}`;
+    const space = trimmed.search(/\s/);
+    if (space === -1) return void out.push({ value: trimmed, source: where });
+    const rest = trimmed.slice(space).trim();
+    if (!rest.startsWith("#")) {
+      problems.push(`${where}: unexpected text after the key (a key has no spaces; a label is written \`<key>  # <label>\`)`);
+      return;
+    }
+    const label = rest.slice(1).trim();
+    out.push({ value: trimmed.slice(0, space), source: where, ...(label ? { label: label.slice(0, 64) } : {}) });
+  });
+  if (problems.length) throw new ConfigError(problems.join("; "));
+  return out;
+}
+
+export interface KeySources {
+  apiKeys: string | undefined;
+  apiKeysFile: string | undefined;
+  credentialsDirectory: string | undefined;
+}
+
+/** A key file's text and mode. */
+export interface KeyFileContent {
+  text: string;
+  mode: number;
+}
+
+/** The key files `sources` names, in the order they are read. */
+export function keyFiles(sources: KeySources): string[] {
+  const files: string[] = [];
+  if (sources.apiKeysFile) files.push(sources.apiKeysFile);
+  if (sources.credentialsDirectory) {
+    const credential = join(sources.credentialsDirectory, SYSTEMD_CREDENTIAL_NAME);
+    if (existsSync(credential)) files.push(credential);
+  }
+  return files;
+}
+
+function readNow(file: string): KeyFileContent {
+  try {
+    const { content, stats } = readOperatorFile(file);
+    return { text: content.toString("utf8"), mode: stats.mode };
+  } catch (err) {
+    throw keyFileUnreadable(file, err);
+  }
+}
+
+// A reload refuses a key file that lost more than half its keys at once, when it had this many
+// or more: a partial copy looks just like that (issue 42: a 4,001-key file copied in place was
+// taken with 1,075 keys). A small file is written in one go; removing most keys of a large one
+// on purpose takes a restart, or two reloads.
+export const KEY_DROP_MIN_KEYS = 10;
+
+/**
+ * Reads every configured key source: PRODUCT_COST_API_KEYS, PRODUCT_COST_API_KEYS_FILE and the
+ * systemd credential file. Called at start and again on SIGHUP. An unreadable file is a
+ * ConfigError (at start: exit 2; on SIGHUP: the old keys stay active).
+ *
+ * `refuseKeylessFiles` (the reload): a readable file with no key is a ConfigError too. An
+ * editor's truncated save looks exactly like that, and taking it would revoke every key of
+ * the file at once; a start still takes it (no key: every API request answers 503), so that
+ * revoking every key stays possible, by a restart the operator chooses.
+ */
+export function loadKeyRing(
+  sources: KeySources,
+  { refuseKeylessFiles = false, read = readNow, previous }: { refuseKeylessFiles?: boolean; read?: (file: string) => KeyFileContent; previous?: ApiKeyRing } = {},
+): ApiKeyRing {
+  const entries: KeyEntry[] = [];
+  if (sources.apiKeys) {
+    sources.apiKeys.split(",").forEach((part, i) => {
+      const value = part.trim();
+      if (value) entries.push({ value, source: `PRODUCT_COST_API_KEYS entry ${i + 1}` });
+    });
+  }
+  const fileWarnings: string[] = [];
+  const fileKeys = new Map<string, number>();
+  for (const file of keyFiles(sources)) {
+    const { text, mode } = read(file);
+    const fromFile = parseKeyFile(text, file);
+    if (refuseKeylessFiles && fromFile.length === 0) {
+      throw new ConfigError(
+        `API key file ${file} holds no key (empty, or comments only: a truncated save?); to revoke every key, stop the service, or empty the file and restart it`,
+      );
+    }
+    const before = previous?.fileKeys.get(file) ?? 0;
+    if (before >= KEY_DROP_MIN_KEYS && fromFile.length < before / 2) {
+      throw new ConfigError(
+        `API key file ${file} holds ${fromFile.length} keys where it held ${before} (a partial copy?): replace it whole (write a new file, then mv it over the old one); to remove more than half the keys at once, restart the service`,
+      );
+    }
+    fileKeys.set(file, fromFile.length);
+    entries.push(...fromFile);
+    // Plain keys readable by others are secrets in the open; a file of digests is not.
+    if ((mode & 0o077) !== 0 && fromFile.some((e) => !DIGEST_PREFIX.test(e.value))) {
+      fileWarnings.push(`${file} holds plain keys and is readable by group or others (mode ${(mode & 0o777).toString(8).padStart(4, "0")}): chmod 600 it, or keep only sha256: digests there`);
+    }
+  }
+  return buildKeyRing(entries, fileWarnings, fileKeys);
+}
+
+/** A key file that cannot be read, said with its cause and, for a staged copy, the file to fix. */
+export function keyFileUnreadable(file: string, err: unknown): ConfigError {
+  return new ConfigError(`cannot read API key file ${file}: ${fileProblem(err)}${copyOf(file)}`);
+}

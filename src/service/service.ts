@@ -1,0 +1,160 @@
+// The service's request handling, assembled once from its settings and its database: the app,
+// the fetch handler around it, the database guard, readiness, the demo's header, and the
+// admission, read-ahead, answer cache and rate limiter the settings ask for. `serve` listens
+// with it and the in-process tests call it, so what a test sees is what the executable runs.
+
+import { EdgeStore } from "../reads/edges/edge-store.ts";
+import { tmpdir } from "node:os";
+import type { ApiKeyRing } from "../key/api-keys.ts";
+import { ConfigError, type Config } from "../settings/config.ts";
+import type { Database } from "../backends/database.ts";
+import { createDatabaseGuard } from "../database/database-guard.ts";
+import { checkReadiness, readinessLog, type Readiness } from "../reads/readiness.ts";
+import { sourceChoice } from "../reads/read-source.ts";
+import { readRollupLag } from "../rollup/rollup-lag.ts";
+import { createSilenceWatch } from "../database/silence.ts";
+import type { Logger } from "../ops/log.ts";
+import type { ServiceMetrics } from "./service-metrics.ts";
+import { createAdmission, type Admission } from "../answer/admission.ts";
+import { createAnswerCache, type AnswerCache } from "../answer/answer-cache.ts";
+import { KeptFile } from "../body/kept-file.ts";
+import { createApp } from "./app.ts";
+import { clientAddress } from "../edge/client-address.ts";
+import { createHandler, type FetchHandler } from "../edge/server.ts";
+import { rawRoutePatterns } from "../edge/raw-routes.ts";
+import { isMonitoringPath } from "../edge/routes.ts";
+import { createRateLimiter, type RateLimiter } from "../key/rate-limit.ts";
+import { createBufferBudget, type BufferBudget } from "../body/read-ahead.ts";
+
+const READINESS_TIMEOUT_MS = 2000;
+
+/** The settings request handling reads. */
+export type ServiceSettings = Pick<
+  Config,
+  | "maxRangeDays"
+  | "statementTimeoutMs"
+  | "dbConnectTimeoutMs"
+  | "docsEnabled"
+  | "requestTimeoutMs"
+  | "requestQueueMax"
+  | "requestQueueTimeoutMs"
+  | "responseBufferMb"
+  | "answerCacheMb"
+  | "edgeCacheMb"
+  | "rateLimitPerMinute"
+  | "trustedProxies"
+  | "monitoringPort"
+>;
+
+export interface ServiceParts {
+  settings: ServiceSettings;
+  database: Pick<Database, "sql" | "readinessSql" | "servesDemoData" | "ask">;
+  /** The active keys; a function so that SIGHUP can swap them without a restart. */
+  keys: () => ApiKeyRing;
+  logger: Logger;
+  /** /metrics, fed by every request (none: METRICS_ENABLED=false). */
+  metrics?: ServiceMetrics;
+  /** What /healthz says it runs and the ETags name. */
+  build?: { version: string; commit: string };
+  // Parts a test builds itself, to watch them or to tune them past what a setting allows;
+  // `serve` leaves them to the settings.
+  admission?: Admission;
+  readAhead?: BufferBudget;
+  answerCache?: AnswerCache;
+  edgeStore?: EdgeStore;
+  rateLimiter?: RateLimiter;
+  firstBatchTimeoutMs?: number;
+  batchSize?: number;
+  /** Why the server is closing connections itself right now (exchange.ts), if it is. */
+  serverCut?: () => Error | undefined;
+  /** True once shutting down: readiness then logs no change (closing the pool fails a check for no reason of the database's). */
+  stopping?: () => boolean;
+}
+
+export interface Service {
+  /** The API's listener: every route, or with MONITORING_PORT all but the monitoring routes. */
+  handle: FetchHandler;
+  /** With MONITORING_PORT: the monitoring routes' own listener (routes.ts: isMonitoringPath). */
+  monitoringHandle?: FetchHandler;
+  /** The patterns to register with Bun's router, each routed to `handle` (raw-routes.ts). */
+  rawRoutes: readonly string[];
+  /** Whether a request would be answered now (/readyz, and the start-up line). */
+  readiness: () => Promise<Readiness>;
+}
+
+export function createService(parts: ServiceParts): Service {
+  const { settings, database, logger, metrics } = parts;
+  const guard = createDatabaseGuard(logger);
+  // Checked on the serving pool: a first request waits for no readiness check queued on its
+  // own session (a silent database would make it wait for both); the check is catalog reads.
+  const source = sourceChoice(database.sql, logger, guard);
+  // The readiness check finds the source as it goes: the start's check makes the first choice.
+  const logChange = readinessLog(logger, guard);
+  const readiness = async () => {
+    const ready = await checkReadiness(database.readinessSql, READINESS_TIMEOUT_MS, guard);
+    if (ready.ready) source.observed(ready.source);
+    if (!parts.stopping?.()) logChange(ready);
+    return ready;
+  };
+  const answerCache = parts.answerCache ?? (settings.answerCacheMb > 0 ? answerCacheIn(tmpdir(), settings.answerCacheMb) : undefined);
+  const rateLimiter = parts.rateLimiter ?? (settings.rateLimitPerMinute > 0 ? createRateLimiter(settings.rateLimitPerMinute) : undefined);
+  const app = createApp({
+    keys: parts.keys,
+    sql: database.sql,
+    logger,
+    maxRangeDays: settings.maxRangeDays,
+    // The statement timeout answers first; this catches a database that does not answer at all.
+    firstBatchTimeoutMs: parts.firstBatchTimeoutMs ?? settings.statementTimeoutMs + 1000,
+    readiness,
+    rollupLag: () => readRollupLag(database.readinessSql, READINESS_TIMEOUT_MS),
+    guard,
+    source,
+    demoData: database.servesDemoData,
+    docsEnabled: settings.docsEnabled,
+    build: parts.build,
+    batchSize: parts.batchSize,
+    connectTimeoutMs: settings.dbConnectTimeoutMs,
+    // A database that stops answering altogether (a partition, a frozen proxy) is told from a
+    // slow one within about the time a connection may take to open.
+    ...(database.ask ? { silence: createSilenceWatch(database.ask, settings.dbConnectTimeoutMs) } : {}),
+    admission:
+      parts.admission ??
+      createAdmission({
+        maxConcurrent: database.sql.options.max, // a read holds a connection while its body streams
+        maxQueued: settings.requestQueueMax,
+        queueTimeoutMs: settings.requestQueueTimeoutMs,
+      }),
+    readAhead: parts.readAhead ?? createBufferBudget(settings.responseBufferMb * 2 ** 20),
+    ...(answerCache ? { answerCache } : {}),
+    edgeStore: parts.edgeStore ?? new EdgeStore(settings.edgeCacheMb * 2 ** 20),
+    ...(rateLimiter ? { rateLimiter } : {}),
+    metrics,
+  });
+  const rawRoutes = rawRoutePatterns(app.routes.map((r) => r.path));
+  const handlerOptions = {
+    rawRoutes,
+    observe: metrics?.observer(app.routes),
+    // Every answer of a demo says so, so that made-up costs are never mistaken for real ones.
+    headers: database.servesDemoData ? { "x-demo-data": "true" } : undefined,
+    requestTimeoutMs: settings.requestTimeoutMs,
+    clientAddress: clientAddress(settings.trustedProxies),
+    serverCut: parts.serverCut,
+  };
+  if (!settings.monitoringPort) return { handle: createHandler(app, logger, handlerOptions), rawRoutes, readiness };
+  return {
+    handle: createHandler(app, logger, { ...handlerOptions, serves: (path) => !isMonitoringPath(path) }),
+    monitoringHandle: createHandler(app, logger, { ...handlerOptions, serves: isMonitoringPath }),
+    rawRoutes,
+    readiness,
+  };
+}
+
+/** The answer cache, its files in `directory`: one is made and dropped now, so that a directory it cannot use stops the start. */
+function answerCacheIn(directory: string, mb: number): AnswerCache {
+  try {
+    KeptFile.create(directory).drop();
+  } catch (err) {
+    throw new ConfigError(`ANSWER_CACHE_MB=${mb} keeps answers in files under ${directory}, and none can be made there (${(err as Error).message}): set TMPDIR to a writable directory, or ANSWER_CACHE_MB=0`);
+  }
+  return createAnswerCache(mb * 2 ** 20, directory);
+}
