@@ -17,14 +17,14 @@ import { databaseErrorKind, type DatabaseErrorKind } from "./database/errors.ts"
 import { databaseProblem, DatabaseProblemError, readConflict, type DatabaseProblem } from "./database/problems.ts";
 import { errorFields, type Level, type Logger } from "./ops/log.ts";
 
-/** An answer with a fixed status and `{"detail": "<code>"}` body. */
-export class ApiError extends Error {
+/** An answer with a fixed status and `{"detail": <detail>}` body: a code, a reason phrase, or 422's items. */
+export class ApiError<Detail extends string | readonly object[] = string | readonly object[]> extends Error {
   constructor(
     readonly status: number,
-    readonly detail: string,
+    readonly detail: Detail,
     readonly headers: Record<string, string> = {},
   ) {
-    super(detail);
+    super(typeof detail === "string" ? detail : `${status}`);
   }
 }
 
@@ -35,6 +35,16 @@ export const INVALID_MONTH_RANGE = () => new ApiError(400, "INVALID_MONTH_RANGE"
 export const PRECONDITION_FAILED = () => new ApiError(412, "Precondition Failed");
 export const OVERLOADED = (retryAfterSeconds: number) => new ApiError(503, "OVERLOADED", { "retry-after": String(retryAfterSeconds) });
 export const RATE_LIMITED = (retryAfterSeconds: number) => new ApiError(429, "RATE_LIMITED", { "retry-after": String(retryAfterSeconds) });
+/** The query's failures, FastAPI's 422 body: Pydantic's items (src/query/product-cost-params.ts). */
+export const VALIDATION_FAILED = (items: readonly object[]) => new ApiError(422, items);
+
+// The protocol's own refusals, worded as Starlette and uvicorn word them (their reason phrases).
+/** A request target with no path (CONNECT's authority form). */
+export const BAD_REQUEST = () => new ApiError(400, "Bad Request");
+export const NOT_FOUND = () => new ApiError(404, "Not Found");
+export const METHOD_NOT_ALLOWED = (allow: string) => new ApiError(405, "Method Not Allowed", { allow });
+export const URI_TOO_LONG = () => new ApiError(414, "URI Too Long");
+export const HEADERS_TOO_LARGE = () => new ApiError(431, "Request Header Fields Too Large");
 
 /** The client closed the connection before its answer was done. */
 export class ClientClosedRequestError extends Error {
@@ -80,7 +90,7 @@ export type FailureMetric = DatabaseErrorKind | "request_timeout";
 
 export interface Failure {
   status: number;
-  detail: string;
+  detail: string | readonly object[];
   headers: Record<string, string>;
   level: Level;
   metric?: FailureMetric;

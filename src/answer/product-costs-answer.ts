@@ -42,7 +42,7 @@ import { PRECONDITION_FAILED } from "../failures.ts";
 import type { CachedAnswer, KeptFile } from "../body/kept-file.ts";
 import type { BufferBudget } from "../body/read-ahead.ts";
 import type { Exchange } from "../request/exchange.ts";
-import { SECURITY_HEADERS } from "../request/responses.ts";
+import { notModified } from "../request/responses.ts";
 import { answerHeaders, rowsSource } from "../body/rows-response.ts";
 
 /**
@@ -187,7 +187,7 @@ async function answerProductCosts(request: Request, exchange: Exchange, key: Ans
   if (!matchHolds(request.headers.get("if-match"), current)) throw PRECONDITION_FAILED();
   const matched = noneMatchHits(request.headers.get("if-none-match"), current);
   if (matched) {
-    return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS, ...validators, etag: matched, vary: "Accept, Accept-Encoding" } });
+    return notModified({ ...validators, etag: matched, vary: "Accept, Accept-Encoding" });
   }
 
   const cache = sources.cache;
@@ -317,7 +317,7 @@ async function answerFromDailyRows(request: Request, exchange: Exchange, key: An
   if (!matchHolds(request.headers.get("if-match"), [])) throw PRECONDITION_FAILED();
   // `*` asks whether an answer exists, which it does once the query is valid (as from the rollup).
   if (request.headers.get("if-none-match")?.trim() === "*") {
-    return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS, "cache-control": CACHE_CONTROL, vary: "Accept, Accept-Encoding" } });
+    return notModified({ "cache-control": CACHE_CONTROL, vary: "Accept, Accept-Encoding" });
   }
   exchange.source = "daily";
   const send = async () => {

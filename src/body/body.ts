@@ -23,6 +23,7 @@ import type { ContentCoding } from "../query/accept-encoding.ts";
 import type { CachedAnswer, KeptFile } from "./kept-file.ts";
 import type { BufferBudget } from "./read-ahead.ts";
 import type { BodyEnd, BodyOutcome } from "../request/exchange.ts";
+import { okResponse } from "../request/responses.ts";
 
 
 /** A 200's identity bytes: read as they are sent, or kept whole already (with its variants, made once). */
@@ -74,7 +75,7 @@ export async function sendOk(
   if (coding) h.set("content-encoding", coding);
   const sent = bodyStream(first, source, coding, options);
   await sent.readAhead; // throws what stopped the read before any byte was sent
-  return { response: new Response(sent.body, { status: 200, headers: h }), coding, outcome: sent.outcome };
+  return { response: okResponse(sent.body, h), coding, outcome: sent.outcome };
 }
 
 /**
@@ -90,12 +91,12 @@ async function sendKept(h: Headers, source: Extract<BodySource, { kept: CachedAn
   const file = variant ?? source.kept.body;
   if (!onTheFly && file.size <= SMALL_KEPT_BYTES) {
     const bytes = file.bytes();
-    return { response: new Response(bytes, { status: 200, headers: h }), coding, outcome: Promise.resolve<BodyOutcome>({ end: "complete", bytes: bytes.byteLength }) };
+    return { response: okResponse(bytes, h), coding, outcome: Promise.resolve<BodyOutcome>({ end: "complete", bytes: bytes.byteLength }) };
   }
   const bytes = onTheFly ? file.reader(source.kept.chunkSizes) : file.reader();
   const sent = bodyStream(undefined, bytes, onTheFly ? coding : null, { ...options, budget: undefined });
   await sent.readAhead;
-  return { response: new Response(sent.body, { status: 200, headers: h }), coding, outcome: sent.outcome };
+  return { response: okResponse(sent.body, h), coding, outcome: sent.outcome };
 }
 
 function bodyStream(first: Uint8Array | undefined, rest: ChunkStream | undefined, coding: "br" | "gzip" | null, options: SendOptions) {

@@ -3,7 +3,7 @@
 // app really has, so a route switched off is simply not served: 404), and Starlette's
 // trailing-slash redirect.
 
-import { SECURITY_HEADERS } from "../request/responses.ts";
+import { temporaryRedirect } from "../request/responses.ts";
 import type { RequestTarget } from "../request/request-target.ts";
 
 export const PRODUCT_COSTS_PATH = "/external/v1/product-costs";
@@ -34,5 +34,5 @@ export function trailingSlashRedirect(target: RequestTarget): Response | null {
   const stripped = path.replace(/\/+$/, "");
   if (stripped !== PRODUCT_COSTS_PATH) return null;
   const location = stripped + (query === undefined ? "" : "?" + query);
-  return new Response(null, { status: 307, headers: { ...SECURITY_HEADERS, location } });
+  return temporaryRedirect(location);
 }

@@ -15,7 +15,7 @@
 import { X509Certificate } from "node:crypto";
 import { ConfigError, INTERMEDIATE_CIPHERS } from "../settings/config.ts";
 import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
-import { ListenError } from "../failures.ts";
+import { BAD_REQUEST, classify, ListenError, NOT_FOUND } from "../failures.ts";
 import { copyOf } from "../ops/units.ts";
 import { errorFields, type Logger } from "../ops/log.ts";
 import { clientAddress, type ClientAddress } from "./client-address.ts";
@@ -23,7 +23,7 @@ import { Exchange, ServiceRequest, type RequestObserver } from "../request/excha
 import { walkedWithDots, type RawRoute } from "./raw-routes.ts";
 import { oversizedRequest } from "./request-guard.ts";
 import { internalUrl, requestTarget } from "../request/request-target.ts";
-import { bodyBytesOf, bodyWithSize, detailResponse, SECURITY_HEADERS } from "../request/responses.ts";
+import { bodyBytesOf, bodyWithSize, failureResponse, SECURITY_HEADERS } from "../request/responses.ts";
 import { trailingSlashRedirect } from "./routes.ts";
 
 export interface ListenOptions {
@@ -87,7 +87,7 @@ export function listen(options: ListenOptions, handler: FetchHandler, logger: Lo
       // stack, and never a 500 without its cause in the log.
       error: (err) => {
         logger.error("request failed outside the handler", errorFields(err));
-        return detailResponse(500, "INTERNAL_ERROR", hsts ? { "strict-transport-security": hsts } : {});
+        return failureResponse(classify(undefined), hsts ? { "strict-transport-security": hsts } : {});
       },
     });
   } catch (err) {
@@ -149,16 +149,15 @@ export function createHandler(app: RoutedApp, logger: Logger, options: HandlerOp
       const target = requestTarget(arrived.url);
       if (target === null) {
         // CONNECT's authority form (host:443): no path to serve. uvicorn answers 400 too.
-        response = detailResponse(400, "Bad Request");
+        response = exchange.failed(BAD_REQUEST());
       } else {
         request = new ServiceRequest(internalUrl(target), arrived, exchange);
         // Read back from the URL the app routes, so the log, the metrics and validation see
         // the path and query exactly as routed (dot segments resolved, odd bytes escaped).
         exchange.target = requestTarget(request.url) ?? target;
         exchange.walked = walkedWithDots(arrived.url, target.path, exchange.target.path, raw, rawRoutes);
-        response = exchange.walked || !serves(exchange.target.path)
-          ? detailResponse(404, "Not Found")
-          : (oversizedRequest(exchange.target, request.headers) ?? trailingSlashRedirect(exchange.target) ?? (await app.handle(request)));
+        const refused = exchange.walked || !serves(exchange.target.path) ? NOT_FOUND() : oversizedRequest(exchange.target, request.headers);
+        response = refused ? exchange.failed(refused) : (trailingSlashRedirect(exchange.target) ?? (await app.handle(request)));
       }
       // An error body Elysia rebuilt from ours is no longer one whose size we know: it is a
       // few bytes, read here so that its log line says how many went out.

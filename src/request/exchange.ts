@@ -19,7 +19,7 @@ import { classify, ClientClosedRequestError, RequestDeadlineError, type Failure 
 import { errorFields, type Logger } from "../ops/log.ts";
 import type { AnswerKey } from "../query/answer-key.ts";
 import { requestTarget, type RequestTarget } from "./request-target.ts";
-import { bodyBytesOf, detailResponse } from "./responses.ts";
+import { bodyBytesOf, failureResponse } from "./responses.ts";
 
 // An incoming request id is echoed only if it is short and plain, so logs cannot be forged.
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -132,7 +132,7 @@ export class Exchange {
     const failure = classify(err);
     if (failure.status >= 499) this.error = err;
     this.body = undefined;
-    return detailResponse(failure.status, failure.detail, { ...failure.headers, ...headers });
+    return failureResponse(failure, headers);
   }
 
   /** `response` is the server's now: the exchange closes once its body has ended (at once for a body built whole). */

@@ -16,6 +16,7 @@ import { VERSION } from "../version.ts";
 import { CSV_HEADER } from "../body/row-csv.ts";
 import { PRODUCT_COSTS_PATH } from "../edge/routes.ts";
 import { DetailCode, ProductCostRow, ValidationErrorBody, ValidationErrorItem } from "../query/schemas.ts";
+import { temporaryRedirect } from "../request/responses.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -312,7 +313,7 @@ export function apiDocs() {
         // Elysia serves /docs/ here too, where the page's relative URLs would miss: send the
         // browser to /docs, relatively, so that a sub-path in front of the service is kept.
         new URL(request.url).pathname.endsWith("/")
-          ? new Response(null, { status: 307, headers: { location: "../docs" } })
+          ? temporaryRedirect("../docs")
           : new Response(DOCS_PAGE, {
           headers: {
             "content-type": "text/html; charset=utf-8",
