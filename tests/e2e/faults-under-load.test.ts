@@ -35,12 +35,14 @@ const expected = new Map<string, string>();
 
 type Outcome = { path: string; started: number; ended: number; status: number; body: string };
 
-/** Clients reading in a loop until `stop()`: every outcome, with its times from `t0`. */
-function readers(count: number, t0: number) {
+/** Clients reading in a loop until `stop()`: every outcome, with its times from `t0`; each waits for `pause` (when it gives a promise) before a request. */
+function readers(count: number, t0: number, pause: () => Promise<void> | undefined = () => undefined) {
   const outcomes: Outcome[] = [];
   let stopped = false;
   const loop = async (n: number) => {
     for (let i = n; !stopped; i++) {
+      await pause();
+      if (stopped) break;
       const path = pathOf(RANGES[i % RANGES.length]!);
       const started = performance.now() - t0;
       let status = -1;
@@ -64,6 +66,12 @@ function readers(count: number, t0: number) {
       return outcomes;
     },
   };
+}
+
+/** The service's count of edges found held (its /metrics). */
+async function edgeHits(): Promise<number> {
+  const text = await (await fetch(server.url + "/metrics")).text();
+  return Number(/^product_cost_export_edge_cache_hits_total (\d+)$/m.exec(text)?.[1] ?? NaN);
 }
 
 const terminateServiceSessions = async () =>
@@ -142,6 +150,56 @@ describeWithPostgres("database faults under load (issue 42)", () => {
     expect({ wrong: wrong.map(show), lateFailures: lateFailures.map(show) }).toEqual({ wrong: [], lateFailures: [] });
     // No request line of a 5xx but 503, and each 503 names its cause.
     expect(server.lines.filter((l) => l.msg === "request" && typeof l.status === "number" && l.status >= 500 && l.status !== 503)).toEqual([]);
+  }, 90_000);
+
+  test("the same faults while the clients pause so that the edge warmer reads (issue 53): each answer whole or a clean 503, and answers made from held edges before and after them", async () => {
+    // Every client waits out the last 400 ms of each second: the warmer's turn (250 ms with no
+    // read) comes in each, so the faults below strike its reads, and the week and the range
+    // across a month's end are read as held edges between them.
+    const quiet = () => {
+      const into = performance.now() % 1000;
+      return into >= 600 ? Bun.sleep(1000 - into) : undefined;
+    };
+    const t0 = performance.now();
+    const now = () => performance.now() - t0;
+    const hitsBefore = await edgeHits();
+    const clients = readers(6, t0, quiet);
+    const faults: { what: string; at: number; back: number }[] = [];
+    // Each fault 870 ms into a second: about when the warmer's turn begins (250 ms after the last
+    // read of the pause), so some faults find it reading.
+    const atQuietTurn = async (after: number) => {
+      await Bun.sleep(Math.max(0, after - now()));
+      const into = performance.now() % 1000;
+      await Bun.sleep((870 - into + 1000) % 1000);
+    };
+    for (const after of [2000, 4000, 6000]) {
+      await atQuietTurn(after);
+      const began = now();
+      const ended = await terminateServiceSessions();
+      faults.push({ what: `${ended} sessions terminated`, at: began, back: now() });
+    }
+    for (const mode of ["fast", "immediate"] as const) {
+      await atQuietTurn(faults[faults.length - 1]!.back + 2500);
+      const began = now();
+      await cluster.restartAsync(mode);
+      faults.push({ what: `restart -m ${mode}`, at: began, back: now() });
+    }
+    const hitsBeforeTheEnd = await edgeHits();
+    await Bun.sleep(Math.max(0, faults[faults.length - 1]!.back + 4000 - now()));
+    const outcomes = await clients.stop();
+    const hitsAfter = await edgeHits();
+
+    const wrong = outcomes.filter((o) => !(o.status === 200 && o.body === expected.get(o.path)) && !(o.status === 503 && o.body === UNAVAILABLE));
+    const windows = faults.map((f, i) => [f.back + 1000, faults[i + 1]?.at ?? Infinity] as const);
+    const lateFailures = outcomes.filter((o) => o.status !== 200 && windows.some(([from, to]) => o.started >= from && o.ended <= to));
+    const show = (o: Outcome) => ({ path: o.path, started: Math.round(o.started), ended: Math.round(o.ended), status: o.status, body: o.body.slice(0, 120) });
+    console.log(JSON.stringify({ faults: faults.map((f) => ({ ...f, at: Math.round(f.at), back: Math.round(f.back) })), requests: outcomes.length, hits: [hitsBefore, hitsBeforeTheEnd, hitsAfter] }));
+    expect({ wrong: wrong.map(show), lateFailures: lateFailures.map(show) }).toEqual({ wrong: [], lateFailures: [] });
+    expect(server.lines.filter((l) => l.msg === "request" && typeof l.status === "number" && l.status >= 500 && l.status !== 503)).toEqual([]);
+    // Edges were held and read during the faults, and again after the crash restart: the
+    // warmer's reads that a fault cut kept nothing half read, or the answers above would differ.
+    expect(hitsBeforeTheEnd).toBeGreaterThan(hitsBefore);
+    expect(hitsAfter).toBeGreaterThan(hitsBeforeTheEnd);
   }, 90_000);
 
   test("then nine clients on the healthy database: every request 200 within a second, and /readyz 200", async () => {
