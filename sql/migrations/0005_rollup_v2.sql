@@ -37,11 +37,11 @@
 --
 -- Every statement below can run again on a database that has this migration: it creates
 -- what is missing and leaves the rest. `migrate` does so when one of the three tables was
--- dropped by hand (src/rollup/migrations.ts), and the note of everything at the end makes the
+-- dropped by hand (src/db/migrations.ts), and the note of everything at the end makes the
 -- next refresh rebuild whatever was lost.
 
 -- "if exists": a database migrated from scratch never ran 0003 and 0004 (the runner records
--- them without running them when 0005 comes in the same run; src/rollup/migrations.ts).
+-- them without running them when 0005 comes in the same run; src/db/migrations.ts).
 drop trigger if exists product_period_costs_on_insert on product_daily_costs;
 drop trigger if exists product_period_costs_on_update on product_daily_costs;
 drop trigger if exists product_period_costs_on_delete on product_daily_costs;

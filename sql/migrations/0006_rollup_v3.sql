@@ -55,7 +55,7 @@
 --
 -- Every statement below can run again on a database that has this migration: it creates
 -- what is missing and leaves the rest (`migrate` does so when a table was dropped by hand,
--- src/rollup/migrations.ts), and the note of everything at the end makes the next refresh
+-- src/db/migrations.ts), and the note of everything at the end makes the next refresh
 -- rebuild whatever was lost.
 
 -- v1's and v2's triggers and tables ("if exists": a database migrated from scratch ran

@@ -1,4 +1,4 @@
--- Answer versions: what the ETag of GET /external/v1/product-costs is made of (src/reads/answer-version.ts).
+-- Answer versions: what the ETag of GET /external/v1/product-costs is made of (src/db/answer-version.ts).
 --
 -- The answer for a range [from, to] changes only when a committed write changes one of its
 -- days, a product's attributes, or everything (a TRUNCATE). Every such write leaves notes in

@@ -5,7 +5,7 @@
 -- the refresh never folded them, and every read of the rollup answered the old sums, with ETags
 -- that said nothing had changed. ENABLE ALWAYS: the triggers fire in every session (only an
 -- explicit ALTER TABLE ... DISABLE TRIGGER stops them, and `migrate` and the refresh then see a
--- trigger that is not enabled always as one to make again: src/rollup/migrations.ts).
+-- trigger that is not enabled always as one to make again: src/db/migrations.ts).
 --
 -- A write made in such a session before this migration is not in the rollup: the note of
 -- everything below makes the next refresh rebuild it from the daily rows (reads add up the
