@@ -105,7 +105,14 @@ describeWithPostgres("the service's own refresh", () => {
       await waitUntil("two skipped turns", () => logger.lines.filter((l) => l.msg === "refresh skipped: another refresh is running").length >= 2);
       expect(logger.lines.filter((l) => l.msg === "refreshed")).toEqual([]);
       await other`select pg_advisory_unlock(${REFRESH_LOCK_ID})`;
-      await waitUntil("a fold", () => logger.lines.some((l) => l.msg === "refreshed" && l.mode === "changes"));
+      // Seen once in CI (2026-12-02, seed 1810096062, not again in 20 runs): no fold within 15 s.
+      // Its lines, then, say what the turns did instead.
+      const folded = () => logger.lines.some((l) => l.msg === "refreshed" && l.mode === "changes");
+      await waitUntil("a fold", folded).catch(async (err) => {
+        const lines = logger.lines.filter((l) => l.msg !== "refresh skipped: another refresh is running");
+        const notes = (await db.admin<{ n: number }[]>`select count(*)::int as n from product_cost_deltas`)[0]!.n;
+        throw new Error(`${(err as Error).message}; notes waiting ${notes}; the turns' other lines: ${JSON.stringify(lines.slice(0, 5))}`);
+      });
     } finally {
       other.release();
       await instance.stop();
