@@ -17,7 +17,6 @@ import { compressor } from "../body/compression.ts";
 import type { ContentCoding } from "../query/accept-encoding.ts";
 import { KeptFile, type CachedAnswer } from "../body/kept-file.ts";
 
-
 interface Entry extends CachedAnswer {
   key: string;
   encoded: Map<ContentCoding, Promise<KeptFile>>;
@@ -26,7 +25,6 @@ interface Entry extends CachedAnswer {
   /** Files held: the body and its variants. */
   files: number;
 }
-
 
 /** What the answer cache has done and holds (/metrics reads it). */
 export interface AnswerCacheCounts {

@@ -25,7 +25,6 @@ import type { BufferBudget } from "./read-ahead.ts";
 import type { BodyEnd, BodyOutcome } from "../request/exchange.ts";
 import { okResponse } from "../request/responses.ts";
 
-
 /** A 200's identity bytes: read as they are sent, or kept whole already (with its variants, made once). */
 export type BodySource = ChunkStream | { kept: CachedAnswer; encoded: (coding: ContentCoding) => Promise<KeptFile> };
 

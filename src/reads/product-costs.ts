@@ -31,7 +31,6 @@ import type { ProductCostRow, RenderedChunk } from "./answer-rows.ts";
  */
 export type ProductCostRead = ({ kind: "rows"; read: Read<ProductCostRow> } | { kind: "rendered"; read: Read<RenderedChunk> }) & { version?: AnswerVersion };
 
-
 export interface ProductCostReadOptions extends ReadOptions {
   batchSize: number;
   /** A JSON answer is wanted: an exact calendar period may be served as rendered by the refresh. */

@@ -37,7 +37,6 @@ export interface PoolState {
   max: number;
 }
 
-
 export interface ServiceMetrics {
   /** The exposition text for GET /metrics (the rollup's lag read from the database first). */
   render(): Promise<string>;
