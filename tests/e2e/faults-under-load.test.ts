@@ -77,6 +77,48 @@ async function edgeHits(): Promise<number> {
 const terminateServiceSessions = async () =>
   (await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'product-cost-export' and pid <> pg_backend_pid()`).length;
 
+/** When a fault began and when the database was back, in ms from the test's start. */
+type Fault = { what: string; at: number; back: number };
+
+/**
+ * Sessions terminated once at each of `times`, then a fast restart and a crash (immediate)
+ * restart, each 2.5 s after the fault before it was over; each fault begins once `until(ms)`
+ * has returned (`now`: ms from the test's start).
+ */
+async function faultSequence(now: () => number, times: readonly number[], until: (ms: number) => Promise<void>): Promise<Fault[]> {
+  const faults: Fault[] = [];
+  for (const at of times) {
+    await until(at);
+    const began = now();
+    const ended = await terminateServiceSessions();
+    faults.push({ what: `${ended} sessions terminated`, at: began, back: now() });
+  }
+  for (const mode of ["fast", "immediate"] as const) {
+    await until(faults[faults.length - 1]!.back + 2500);
+    const began = now();
+    await cluster.restartAsync(mode);
+    faults.push({ what: `restart -m ${mode}`, at: began, back: now() });
+  }
+  return faults;
+}
+
+/**
+ * What no client may get, each shown with when: an answer neither whole nor a clean 503, and,
+ * from a second after a fault's end until the next fault began, anything but a 200.
+ */
+function unexpected(outcomes: readonly Outcome[], faults: readonly Fault[]) {
+  const wrong = outcomes.filter((o) => !(o.status === 200 && o.body === expected.get(o.path)) && !(o.status === 503 && o.body === UNAVAILABLE));
+  const windows = faults.map((f, i) => [f.back + 1000, faults[i + 1]?.at ?? Infinity] as const);
+  const lateFailures = outcomes.filter((o) => o.status !== 200 && windows.some(([from, to]) => o.started >= from && o.ended <= to));
+  const show = (o: Outcome) => ({ path: o.path, started: Math.round(o.started), ended: Math.round(o.ended), status: o.status, body: o.body.slice(0, 120) });
+  return { wrong: wrong.map(show), lateFailures: lateFailures.map(show) };
+}
+
+const rounded = (faults: readonly Fault[]) => faults.map((f) => ({ ...f, at: Math.round(f.at), back: Math.round(f.back) }));
+
+/** The request lines of a 5xx other than 503 (each 503 names its cause). */
+const serverErrors = () => server.lines.filter((l) => l.msg === "request" && typeof l.status === "number" && l.status >= 500 && l.status !== 503);
+
 describeWithPostgres("database faults under load (issue 42)", () => {
   beforeAll(async () => {
     cluster = await createCluster();
@@ -117,39 +159,20 @@ describeWithPostgres("database faults under load (issue 42)", () => {
     const t0 = performance.now();
     const now = () => performance.now() - t0;
     const clients = readers(6, t0);
-    // Each fault: when it began and when the database was back, in ms from t0.
-    const faults: { what: string; at: number; back: number }[] = [];
     const atLeast = async (ms: number) => void (now() < ms && (await Bun.sleep(ms - now())));
-    for (const at of [1000, 2500, 4000]) {
-      await atLeast(at);
-      const began = now();
-      const ended = await terminateServiceSessions();
-      faults.push({ what: `${ended} sessions terminated`, at: began, back: now() });
-    }
-    for (const mode of ["fast", "immediate"] as const) {
-      await atLeast(faults[faults.length - 1]!.back + 2500);
-      const began = now();
-      await cluster.restartAsync(mode);
-      faults.push({ what: `restart -m ${mode}`, at: began, back: now() });
-    }
+    const faults = await faultSequence(now, [1000, 2500, 4000], atLeast);
     await atLeast(faults[faults.length - 1]!.back + 3000);
     const outcomes = await clients.stop();
 
-    // Whatever a client got, when: the failure message shows it.
-    const wrong = outcomes.filter((o) => !(o.status === 200 && o.body === expected.get(o.path)) && !(o.status === 503 && o.body === UNAVAILABLE));
-    // From a second after a fault's end until the next fault began, every request is a 200.
-    const windows = faults.map((f, i) => [f.back + 1000, faults[i + 1]?.at ?? Infinity] as const);
-    const lateFailures = outcomes.filter((o) => o.status !== 200 && windows.some(([from, to]) => o.started >= from && o.ended <= to));
-    const show = (o: Outcome) => ({ path: o.path, started: Math.round(o.started), ended: Math.round(o.ended), status: o.status, body: o.body.slice(0, 120) });
     const count = (pick: (o: Outcome) => boolean) => outcomes.filter(pick).length;
-    console.log(JSON.stringify({ faults: faults.map((f) => ({ ...f, at: Math.round(f.at), back: Math.round(f.back) })), requests: outcomes.length, ok: count((o) => o.status === 200), unavailable: count((o) => o.status === 503) }));
+    console.log(JSON.stringify({ faults: rounded(faults), requests: outcomes.length, ok: count((o) => o.status === 200), unavailable: count((o) => o.status === 503) }));
     if (process.env.FAULTS_DEBUG) {
       const wall0 = Date.now() - now();
       for (const l of server.lines) if (l.msg !== "request" || l.status !== 200) console.log(Math.round(Date.parse(String(l.time)) - wall0), JSON.stringify(l).slice(0, 400));
     }
-    expect({ wrong: wrong.map(show), lateFailures: lateFailures.map(show) }).toEqual({ wrong: [], lateFailures: [] });
-    // No request line of a 5xx but 503, and each 503 names its cause.
-    expect(server.lines.filter((l) => l.msg === "request" && typeof l.status === "number" && l.status >= 500 && l.status !== 503)).toEqual([]);
+    // Whatever a client got, when: the failure message shows it.
+    expect(unexpected(outcomes, faults)).toEqual({ wrong: [], lateFailures: [] });
+    expect(serverErrors()).toEqual([]);
   }, 90_000);
 
   test("the same faults while the clients pause so that the edge warmer reads (issue 53): each answer whole or a clean 503, and answers made from held edges before and after them", async () => {
@@ -164,7 +187,6 @@ describeWithPostgres("database faults under load (issue 42)", () => {
     const now = () => performance.now() - t0;
     const hitsBefore = await edgeHits();
     const clients = readers(6, t0, quiet);
-    const faults: { what: string; at: number; back: number }[] = [];
     // Each fault 870 ms into a second: about when the warmer's turn begins (250 ms after the last
     // read of the pause), so some faults find it reading.
     const atQuietTurn = async (after: number) => {
@@ -172,30 +194,15 @@ describeWithPostgres("database faults under load (issue 42)", () => {
       const into = performance.now() % 1000;
       await Bun.sleep((870 - into + 1000) % 1000);
     };
-    for (const after of [2000, 4000, 6000]) {
-      await atQuietTurn(after);
-      const began = now();
-      const ended = await terminateServiceSessions();
-      faults.push({ what: `${ended} sessions terminated`, at: began, back: now() });
-    }
-    for (const mode of ["fast", "immediate"] as const) {
-      await atQuietTurn(faults[faults.length - 1]!.back + 2500);
-      const began = now();
-      await cluster.restartAsync(mode);
-      faults.push({ what: `restart -m ${mode}`, at: began, back: now() });
-    }
+    const faults = await faultSequence(now, [2000, 4000, 6000], atQuietTurn);
     const hitsBeforeTheEnd = await edgeHits();
     await Bun.sleep(Math.max(0, faults[faults.length - 1]!.back + 4000 - now()));
     const outcomes = await clients.stop();
     const hitsAfter = await edgeHits();
 
-    const wrong = outcomes.filter((o) => !(o.status === 200 && o.body === expected.get(o.path)) && !(o.status === 503 && o.body === UNAVAILABLE));
-    const windows = faults.map((f, i) => [f.back + 1000, faults[i + 1]?.at ?? Infinity] as const);
-    const lateFailures = outcomes.filter((o) => o.status !== 200 && windows.some(([from, to]) => o.started >= from && o.ended <= to));
-    const show = (o: Outcome) => ({ path: o.path, started: Math.round(o.started), ended: Math.round(o.ended), status: o.status, body: o.body.slice(0, 120) });
-    console.log(JSON.stringify({ faults: faults.map((f) => ({ ...f, at: Math.round(f.at), back: Math.round(f.back) })), requests: outcomes.length, hits: [hitsBefore, hitsBeforeTheEnd, hitsAfter] }));
-    expect({ wrong: wrong.map(show), lateFailures: lateFailures.map(show) }).toEqual({ wrong: [], lateFailures: [] });
-    expect(server.lines.filter((l) => l.msg === "request" && typeof l.status === "number" && l.status >= 500 && l.status !== 503)).toEqual([]);
+    console.log(JSON.stringify({ faults: rounded(faults), requests: outcomes.length, hits: [hitsBefore, hitsBeforeTheEnd, hitsAfter] }));
+    expect(unexpected(outcomes, faults)).toEqual({ wrong: [], lateFailures: [] });
+    expect(serverErrors()).toEqual([]);
     // Edges were held and read during the faults, and again after the crash restart: the
     // warmer's reads that a fault cut kept nothing half read, or the answers above would differ.
     expect(hitsBeforeTheEnd).toBeGreaterThan(hitsBefore);
