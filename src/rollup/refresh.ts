@@ -509,9 +509,16 @@ async function readState(r: Runner, session: Session): Promise<RefreshState> {
  * dropped, and every month's partition made, so that the steps (side by side) only write rows.
  * Then the partitions after the window dropped, and the old rows vacuumed. Returns the notes of
  * everything it starts from, and the window.
+ *
+ * One snapshot for the whole transaction (REPEATABLE READ): the window and its nearest months
+ * outside are found from the same rows whose notes outside it are then forgotten. At READ
+ * COMMITTED each statement saw the data anew, so a row of the next month committed between the
+ * two had its note forgotten while neither the window nor its nearest month outside knew of it;
+ * the next refresh then widened the window over that month without rebuilding, and the row was
+ * read neither from the months nor as a day outside the window (tests/db/rebuild-window-race.test.ts).
  */
 async function prepareRebuild(r: Runner, session: Session): Promise<{ everythingNotes: number; window: MonthsWindow | null }> {
-  const prepared = await r.transaction(session, "", async () => {
+  const prepared = await r.transaction(session, "isolation level repeatable read, ", async () => {
     const n = await count(r, session, countEverythingNotesSql);
     // The rebuild's own note (no write changed the data): marked, so that the answers'
     // versions do not count it (migration 0013).
