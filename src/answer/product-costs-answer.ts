@@ -104,8 +104,11 @@ export interface ProductCostsAnswerDeps {
   budget?: BufferBudget;
 }
 
-/** The endpoint's answer to a checked request (app.ts): made once, with the reads' deadlines, slots, guard and source. */
-export function productCostsAnswer(deps: ProductCostsAnswerDeps): (request: Request, exchange: Exchange, key: AnswerKey) => Promise<Response> {
+/** The endpoint's answer to a request its route has checked (app.ts). */
+export type ProductCostsAnswer = (request: Request, exchange: Exchange, key: AnswerKey) => Promise<Response>;
+
+/** The endpoint's answer: made once, with the reads' deadlines, slots, guard and source. */
+export function productCostsAnswer(deps: ProductCostsAnswerDeps): ProductCostsAnswer {
   const { sql, admission, source } = deps;
   // A failure of a read of the rollup for the schema is no problem of the database: the guard
   // does not count it (read-source.ts), the daily rows answer instead.

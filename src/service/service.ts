@@ -1,24 +1,29 @@
-// The service's request handling, assembled once from its settings and its database: the app,
-// the fetch handler around it, the database guard, readiness, the demo's header, and the
-// admission, read-ahead, answer cache and rate limiter the settings ask for. `serve` listens
-// with it and the in-process tests call it, so what a test sees is what the executable runs.
+// The service's request handling, assembled once, here and nowhere else, from its settings and
+// its database: the database guard, the read source and readiness; the reads' admission, edge
+// store, warmer, answer cache and read-ahead; the endpoint's answer built from them; the app's
+// routes, each given only what it uses; the fetch handler around it, and the gauges /metrics
+// reads. `serve` listens with it and the in-process tests call it, so what a test sees is what
+// the executable runs.
 
 import { EdgeStore } from "../reads/edges/edge-store.ts";
+import { createEdgeWarmer, type EdgeWarmer } from "../reads/edges/edge-warmer.ts";
+import { productCostsAnswer } from "../answer/product-costs-answer.ts";
+import { NOT_CONFIGURED } from "../failures.ts";
 import { tmpdir } from "node:os";
 import type { ApiKeyRing } from "../key/api-keys.ts";
 import { ConfigError, type Config } from "../settings/config.ts";
 import type { Database } from "../backends/database.ts";
 import { createDatabaseGuard } from "../database/database-guard.ts";
 import { checkReadiness, readinessLog, type Readiness } from "../reads/readiness.ts";
-import { sourceChoice } from "../reads/read-source.ts";
-import { readRollupLag } from "../rollup/rollup-lag.ts";
+import { sourceChoice, type SourceChoice } from "../reads/read-source.ts";
+import { readRollupLag, type RollupLag } from "../rollup/rollup-lag.ts";
 import { createSilenceWatch } from "../database/silence.ts";
 import type { Logger } from "../ops/log.ts";
 import type { ServiceMetrics } from "./service-metrics.ts";
 import { createAdmission, type Admission } from "../answer/admission.ts";
 import { createAnswerCache, type AnswerCache } from "../answer/answer-cache.ts";
 import { KeptFile } from "../body/kept-file.ts";
-import { createApp } from "./app.ts";
+import { createApp, NO_KEYS, readyWithKeys } from "./app.ts";
 import { clientAddress } from "../edge/client-address.ts";
 import { createHandler, type FetchHandler } from "../edge/server.ts";
 import { rawRoutePatterns } from "../edge/raw-routes.ts";
@@ -98,36 +103,58 @@ export function createService(parts: ServiceParts): Service {
   };
   const answerCache = parts.answerCache ?? (settings.answerCacheMb > 0 ? answerCacheIn(tmpdir(), settings.answerCacheMb) : undefined);
   const rateLimiter = parts.rateLimiter ?? (settings.rateLimitPerMinute > 0 ? createRateLimiter(settings.rateLimitPerMinute) : undefined);
-  const app = createApp({
-    keys: parts.keys,
-    sql: database.sql,
-    logger,
-    maxRangeDays: settings.maxRangeDays,
-    // The statement timeout answers first; this catches a database that does not answer at all.
-    firstBatchTimeoutMs: parts.firstBatchTimeoutMs ?? settings.statementTimeoutMs + 1000,
-    readiness,
-    rollupLag: () => readRollupLag(database.readinessSql, READINESS_TIMEOUT_MS),
+  const sql = database.sql;
+
+  // The reads: at most a pool's worth at once (a read holds a connection while its body
+  // streams), what is held between them, and what a range read by its statement lacked, read
+  // once no request has read for a while.
+  const admission =
+    parts.admission ??
+    createAdmission({ maxConcurrent: sql.options.max, maxQueued: settings.requestQueueMax, queueTimeoutMs: settings.requestQueueTimeoutMs });
+  const edgeStore = parts.edgeStore ?? new EdgeStore(settings.edgeCacheMb * 2 ** 20);
+  const warmer =
+    edgeStore.limitBytes > 0
+      ? createEdgeWarmer({
+          sql,
+          store: edgeStore,
+          activity: () => {
+            const { running, queued, granted } = admission.stats();
+            return { busy: running > 0 || queued > 0, begun: granted };
+          },
+          inSlot: (work) => admission.run(new AbortController().signal, work),
+          debug: (msg, fields) => logger.debug(msg, fields),
+        })
+      : undefined;
+  const answer = productCostsAnswer({
+    sql,
+    admission,
     guard,
     source,
-    demoData: database.servesDemoData,
-    docsEnabled: settings.docsEnabled,
-    build: parts.build,
-    batchSize: parts.batchSize,
+    // The statement timeout answers first; this catches a database that does not answer at all.
+    firstBatchTimeoutMs: parts.firstBatchTimeoutMs ?? settings.statementTimeoutMs + 1000,
     connectTimeoutMs: settings.dbConnectTimeoutMs,
     // A database that stops answering altogether (a partition, a frozen proxy) is told from a
     // slow one within about the time a connection may take to open.
     ...(database.ask ? { silence: createSilenceWatch(database.ask, settings.dbConnectTimeoutMs) } : {}),
-    admission:
-      parts.admission ??
-      createAdmission({
-        maxConcurrent: database.sql.options.max, // a read holds a connection while its body streams
-        maxQueued: settings.requestQueueMax,
-        queueTimeoutMs: settings.requestQueueTimeoutMs,
-      }),
-    readAhead: parts.readAhead ?? createBufferBudget(settings.responseBufferMb * 2 ** 20),
-    ...(answerCache ? { answerCache } : {}),
-    edgeStore: parts.edgeStore ?? new EdgeStore(settings.edgeCacheMb * 2 ** 20),
-    ...(rateLimiter ? { rateLimiter } : {}),
+    batchSize: parts.batchSize,
+    cache: answerCache,
+    edges: edgeStore,
+    warmer,
+    // What the ETags name besides the data: another build may write other bytes.
+    build: parts.build ? `${parts.build.version} ${parts.build.commit}` : "",
+    budget: parts.readAhead ?? createBufferBudget(settings.responseBufferMb * 2 ** 20),
+  });
+
+  // The rollup's lag, where the rollup is read: a role that may read the daily rows alone would
+  // have each scrape and /readyz poll refused (an ERROR line in PostgreSQL's log each time).
+  const rollupLag = async () => (source.last()?.name === "daily" ? undefined : await readRollupLag(database.readinessSql, READINESS_TIMEOUT_MS));
+  const readyNow = readyWithKeys(readiness, parts.keys);
+  if (metrics) trackGauges(metrics, { admission, maxConnections: sql.options.max, answerCache, edgeStore, warmer, source, rollupLag, readyNow });
+
+  const app = createApp({
+    productCosts: { keys: parts.keys, ...(rateLimiter ? { rateLimiter } : {}), maxRangeDays: settings.maxRangeDays, answer },
+    status: { readyNow, rollupLag, demoData: database.servesDemoData, build: parts.build },
+    docsEnabled: settings.docsEnabled,
     metrics,
   });
   const rawRoutes = rawRoutePatterns(app.routes.map((r) => r.path));
@@ -147,6 +174,35 @@ export function createService(parts: ServiceParts): Service {
     rawRoutes,
     readiness,
   };
+}
+
+/** The gauges /metrics shows besides the requests: each read from its part when scraped. */
+function trackGauges(
+  metrics: ServiceMetrics,
+  parts: {
+    admission: Admission;
+    maxConnections: number;
+    answerCache: AnswerCache | undefined;
+    edgeStore: EdgeStore;
+    warmer: EdgeWarmer | undefined;
+    source: SourceChoice;
+    rollupLag: () => Promise<RollupLag | undefined>;
+    readyNow: ReturnType<typeof readyWithKeys>;
+  },
+): void {
+  const { admission, answerCache, edgeStore, warmer, source, readyNow } = parts;
+  metrics.trackPool(() => {
+    const { running, queued } = admission.stats();
+    return { inUse: running, waiting: queued, max: parts.maxConnections };
+  });
+  if (answerCache) metrics.trackAnswerCache(() => answerCache.stats());
+  metrics.trackEdgeStore(() => ({ ...edgeStore.stats(), waiting: warmer?.pending() ?? 0 }));
+  metrics.trackReadSource(() => source.last()?.name);
+  metrics.trackRollupLag(parts.rollupLag);
+  metrics.trackReadiness(async () => {
+    const r = await readyNow();
+    return r === NO_KEYS ? NOT_CONFIGURED().detail : r.ready ? null : r.problem.code;
+  });
 }
 
 /** The answer cache, its files in `directory`: one is made and dropped now, so that a directory it cannot use stops the start. */
