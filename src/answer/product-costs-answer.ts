@@ -14,25 +14,12 @@
 // Read from the daily rows directly (src/reads/read-source.ts: no rollup, so no change log to
 // version an answer by), a 200 has no ETag and no X-Data-Changed-At, none is kept, If-None-Match
 // makes a 304 only as `*` and an If-Match that names a tag a 412: nothing can say the bytes are those.
-// The reads (issue 44's two sources): the version and the rows under the same deadlines,
-// admission slots and database guard; from the rollup, or from the daily rows where the source
-// says so (src/reads/read-source.ts). A read of the rollup that fails for the schema is read again
-// from the daily rows and turns the source, so that no request gets a 503 while an exact
-// answer can be read.
+// The reads it makes, the version's and the rows', are answer-reads.ts's.
 
-import { readAnswerVersion, type AnswerVersion } from "../reads/answer-version.ts";
-import type { Sql } from "../database/client.ts";
-import type { DatabaseGuard } from "../database/database-guard.ts";
+import type { AnswerVersion } from "../reads/answer-version.ts";
 import { isRetryableRead } from "../database/errors.ts";
-import type { EdgeStore } from "../reads/edges/edge-store.ts";
-import type { EdgeWarmer } from "../reads/edges/edge-warmer.ts";
-import { readProductCosts, type ProductCostRead } from "../reads/product-costs.ts";
-import { rollupGuard, RollupUnreadableError, type SourceChoice } from "../reads/read-source.ts";
-import type { ReadOptions } from "../reads/read.ts";
-import type { SilenceWatch } from "../database/silence.ts";
-import type { Admission } from "./admission.ts";
-import { freshReads } from "./fresh-reads.ts";
 import type { AnswerCache } from "./answer-cache.ts";
+import type { AnswerReads } from "./answer-reads.ts";
 import type { AnswerKey } from "../query/answer-key.ts";
 import { sendOk, type BodySource } from "../body/body.ts";
 import type { ChunkStream } from "../body/chunk-stream.ts";
@@ -71,11 +58,7 @@ async function waitFor(answer: Promise<CachedAnswer | undefined>, signal: AbortS
 /** Kept by clients and proxies of one client, always asked again before use. */
 export const CACHE_CONTROL = "private, no-cache";
 
-interface AnswerSources {
-  /** The answer's version, read before any row; null where the rows come from the daily rows (no version). */
-  version(): Promise<AnswerVersion | null>;
-  /** The rows: from the rollup, unless `daily` or the rollup cannot be read now; which one answered. */
-  read(daily: boolean): Promise<{ daily: boolean; read: ProductCostRead }>;
+interface AnswerSources extends AnswerReads {
   cache?: AnswerCache;
   /** The build (version and commit): another build may write other bytes. */
   build: string;
@@ -83,21 +66,10 @@ interface AnswerSources {
 }
 
 export interface ProductCostsAnswerDeps {
-  sql: Sql;
-  admission: Admission;
-  guard?: DatabaseGuard;
-  /** None: the rollup, always. */
-  source?: SourceChoice;
-  firstBatchTimeoutMs: number;
-  connectTimeoutMs?: number;
-  silence?: SilenceWatch;
-  batchSize?: number;
+  /** The reads of one request's answer, its version's and its rows' (answer-reads.ts). */
+  reads: (key: AnswerKey, signal: AbortSignal) => AnswerReads;
   /** Whole answers kept for their version (ANSWER_CACHE_MB); none: every 200 is read from the database. */
   cache?: AnswerCache;
-  /** What reads of ranges keep for the next (EDGE_CACHE_MB); none: each read reads all it needs. */
-  edges?: EdgeStore;
-  /** Reads in the background what a range read by its statement lacked (edge-warmer.ts). */
-  warmer?: EdgeWarmer;
   /** The build (version and commit): another build may write other bytes. */
   build: string;
   /** Memory for answers read ahead of slow clients (read-ahead.ts); none: sent at the client's pace. */
@@ -107,68 +79,9 @@ export interface ProductCostsAnswerDeps {
 /** The endpoint's answer to a request its route has checked (app.ts). */
 export type ProductCostsAnswer = (request: Request, exchange: Exchange, key: AnswerKey) => Promise<Response>;
 
-/** The endpoint's answer: made once, with the reads' deadlines, slots, guard and source. */
+/** The endpoint's answer: made once, from its reads, the answer cache and the read-ahead budget. */
 export function productCostsAnswer(deps: ProductCostsAnswerDeps): ProductCostsAnswer {
-  const { sql, admission, source } = deps;
-  // A failure of a read of the rollup for the schema is no problem of the database: the guard
-  // does not count it (read-source.ts), the daily rows answer instead.
-  const rollup = deps.guard && source ? rollupGuard(deps.guard) : deps.guard;
-  // The deadlines every read of a request keeps, version and rows alike.
-  const deadlines = (signal: AbortSignal): ReadOptions => ({ firstBatchTimeoutMs: deps.firstBatchTimeoutMs, connectTimeoutMs: deps.connectTimeoutMs, silence: deps.silence, signal });
-  // A range's version, one read shared by the requests that arrived while the one before ran.
-  // Each request still waits for it in an admission slot of its own (below), so the bounds on
-  // running and queued requests (and 503 OVERLOADED past them) stay what they were.
-  const sharedVersion = freshReads(
-    (range: AnswerKey["range"], signal) => {
-      const read = () => readAnswerVersion(sql, range.firstDay, range.lastDay, deadlines(signal));
-      return rollup ? rollup.run(read) : read();
-    },
-    (range) => range.id,
-  );
-  // A read of the rollup that met its schema gone: the daily rows from now on (until a check finds it again).
-  const turned = (err: unknown): boolean => {
-    if (!source || !(err instanceof RollupUnreadableError)) return false;
-    source.rollupFailed(err);
-    return true;
-  };
-
-  // The reads of one request's answer: its version (none from the daily rows) and its rows.
-  const reads = (key: AnswerKey, signal: AbortSignal): Pick<AnswerSources, "version" | "read"> => {
-    // A slot first (admission), then the guard, then the read: src/reads/read.ts owns all three.
-    const rows = (daily: boolean) =>
-      readProductCosts(sql, key.query, {
-        ...deadlines(signal),
-        slots: admission,
-        guard: daily ? deps.guard : rollup,
-        batchSize: deps.batchSize ?? 2000,
-        rendered: key.format === "json",
-        daily,
-        edges: deps.edges,
-        warmer: deps.warmer,
-      });
-    return {
-      async version() {
-        if (source && (await source.current(deps.firstBatchTimeoutMs)).name === "daily") return null;
-        try {
-          return await admission.run(signal, () => sharedVersion(key.range, signal));
-        } catch (err) {
-          if (turned(err)) return null;
-          throw err;
-        }
-      },
-      async read(daily) {
-        if (!daily) {
-          try {
-            return { daily: false, read: await rows(false) };
-          } catch (err) {
-            if (!turned(err)) throw err;
-          }
-        }
-        return { daily: true, read: await rows(true) };
-      },
-    };
-  };
-  return (request, exchange, key) => answerProductCosts(request, exchange, key, { ...reads(key, exchange.signal), cache: deps.cache, build: deps.build, budget: deps.budget });
+  return (request, exchange, key) => answerProductCosts(request, exchange, key, { ...deps.reads(key, exchange.signal), cache: deps.cache, build: deps.build, budget: deps.budget });
 }
 
 /** The headers that say which state of the data a 200 or 304 stands for. */

@@ -7,6 +7,7 @@
 
 import { EdgeStore } from "../reads/edges/edge-store.ts";
 import { createEdgeWarmer, type EdgeWarmer } from "../reads/edges/edge-warmer.ts";
+import { answerReads } from "../answer/answer-reads.ts";
 import { productCostsAnswer } from "../answer/product-costs-answer.ts";
 import { NOT_CONFIGURED } from "../failures.ts";
 import { tmpdir } from "node:os";
@@ -125,21 +126,24 @@ export function createService(parts: ServiceParts): Service {
           debug: (msg, fields) => logger.debug(msg, fields),
         })
       : undefined;
-  const answer = productCostsAnswer({
+  const reads = answerReads({
     sql,
     admission,
     guard,
     source,
-    // The statement timeout answers first; this catches a database that does not answer at all.
-    firstBatchTimeoutMs: parts.firstBatchTimeoutMs ?? settings.statementTimeoutMs + 1000,
-    connectTimeoutMs: settings.dbConnectTimeoutMs,
-    // A database that stops answering altogether (a partition, a frozen proxy) is told from a
-    // slow one within about the time a connection may take to open.
-    ...(database.ask ? { silence: createSilenceWatch(database.ask, settings.dbConnectTimeoutMs) } : {}),
-    batchSize: parts.batchSize,
+    limits: {
+      // The statement timeout answers first; this catches a database that does not answer at all.
+      firstBatchTimeoutMs: parts.firstBatchTimeoutMs ?? settings.statementTimeoutMs + 1000,
+      connectTimeoutMs: settings.dbConnectTimeoutMs,
+      // A database that stops answering altogether (a partition, a frozen proxy) is told from a
+      // slow one within about the time a connection may take to open.
+      ...(database.ask ? { silence: createSilenceWatch(database.ask, settings.dbConnectTimeoutMs) } : {}),
+    },
+    rows: { batchSize: parts.batchSize, edges: edgeStore, warmer },
+  });
+  const answer = productCostsAnswer({
+    reads,
     cache: answerCache,
-    edges: edgeStore,
-    warmer,
     // What the ETags name besides the data: another build may write other bytes.
     build: parts.build ? `${parts.build.version} ${parts.build.commit}` : "",
     budget: parts.readAhead ?? createBufferBudget(settings.responseBufferMb * 2 ** 20),
