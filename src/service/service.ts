@@ -6,7 +6,7 @@
 // the executable runs.
 
 import { EdgeStore } from "../reads/edges/edge-store.ts";
-import { createEdgeWarmer, type EdgeWarmer } from "../reads/edges/edge-warmer.ts";
+import { createEdgeWarmer } from "../reads/edges/edge-warmer.ts";
 import { answerReads } from "../answer/answer-reads.ts";
 import { productCostsAnswer } from "../answer/product-costs-answer.ts";
 import { NOT_CONFIGURED } from "../failures.ts";
@@ -16,8 +16,8 @@ import { ConfigError, type Config } from "../settings/config.ts";
 import type { Database } from "../backends/database.ts";
 import { createDatabaseGuard } from "../database/database-guard.ts";
 import { checkReadiness, readinessLog, type Readiness } from "../reads/readiness.ts";
-import { sourceChoice, type SourceChoice } from "../reads/read-source.ts";
-import { readRollupLag, type RollupLag } from "../rollup/rollup-lag.ts";
+import { sourceChoice } from "../reads/read-source.ts";
+import { readRollupLag } from "../rollup/rollup-lag.ts";
 import { createSilenceWatch } from "../database/silence.ts";
 import type { Logger } from "../ops/log.ts";
 import type { ServiceMetrics } from "./service-metrics.ts";
@@ -153,7 +153,21 @@ export function createService(parts: ServiceParts): Service {
   // have each scrape and /readyz poll refused (an ERROR line in PostgreSQL's log each time).
   const rollupLag = async () => (source.last()?.name === "daily" ? undefined : await readRollupLag(database.readinessSql, READINESS_TIMEOUT_MS));
   const readyNow = readyWithKeys(readiness, parts.keys);
-  if (metrics) trackGauges(metrics, { admission, maxConnections: sql.options.max, answerCache, edgeStore, warmer, source, rollupLag, readyNow });
+  // The gauges /metrics shows besides the requests, each read from its part when scraped.
+  if (metrics) {
+    metrics.trackPool(() => {
+      const { running, queued } = admission.stats();
+      return { inUse: running, waiting: queued, max: sql.options.max };
+    });
+    if (answerCache) metrics.trackAnswerCache(() => answerCache.stats());
+    metrics.trackEdgeStore(() => ({ ...edgeStore.stats(), waiting: warmer?.pending() ?? 0 }));
+    metrics.trackReadSource(() => source.last()?.name);
+    metrics.trackRollupLag(rollupLag);
+    metrics.trackReadiness(async () => {
+      const r = await readyNow();
+      return r === NO_KEYS ? NOT_CONFIGURED().detail : r.ready ? null : r.problem.code;
+    });
+  }
 
   const app = createApp({
     productCosts: { keys: parts.keys, ...(rateLimiter ? { rateLimiter } : {}), maxRangeDays: settings.maxRangeDays, answer },
@@ -178,35 +192,6 @@ export function createService(parts: ServiceParts): Service {
     rawRoutes,
     readiness,
   };
-}
-
-/** The gauges /metrics shows besides the requests: each read from its part when scraped. */
-function trackGauges(
-  metrics: ServiceMetrics,
-  parts: {
-    admission: Admission;
-    maxConnections: number;
-    answerCache: AnswerCache | undefined;
-    edgeStore: EdgeStore;
-    warmer: EdgeWarmer | undefined;
-    source: SourceChoice;
-    rollupLag: () => Promise<RollupLag | undefined>;
-    readyNow: ReturnType<typeof readyWithKeys>;
-  },
-): void {
-  const { admission, answerCache, edgeStore, warmer, source, readyNow } = parts;
-  metrics.trackPool(() => {
-    const { running, queued } = admission.stats();
-    return { inUse: running, waiting: queued, max: parts.maxConnections };
-  });
-  if (answerCache) metrics.trackAnswerCache(() => answerCache.stats());
-  metrics.trackEdgeStore(() => ({ ...edgeStore.stats(), waiting: warmer?.pending() ?? 0 }));
-  metrics.trackReadSource(() => source.last()?.name);
-  metrics.trackRollupLag(parts.rollupLag);
-  metrics.trackReadiness(async () => {
-    const r = await readyNow();
-    return r === NO_KEYS ? NOT_CONFIGURED().detail : r.ready ? null : r.problem.code;
-  });
 }
 
 /** The answer cache, its files in `directory`: one is made and dropped now, so that a directory it cannot use stops the start. */

@@ -17,37 +17,9 @@ import lockRollupRead from "../../sql/queries/lock_rollup_read.sql" with { type:
 import notesOutsideSql from "../../sql/refresh/notes_outside.sql" with { type: "text" };
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { loadDenseFixture } from "../support/fixtures.ts";
+import { heldBefore } from "../support/interleave.ts";
 import { describeWithPostgres } from "../support/postgres.ts";
 import naiveQuery from "./naive_product_costs.sql" with { type: "text" };
-
-type Query = ReturnType<Sql["unsafe"]>;
-
-/**
- * `sql` on which, in every session it reserves, the statement `text` is sent only once
- * `before()` has settled (the refresh awaits each statement and may cancel it: a thenable that
- * can be cancelled stands in for it until then).
- */
-function heldBefore(sql: Sql, text: string, before: () => Promise<void>): Sql {
-  return new Proxy(sql, {
-    get(t, property, receiver) {
-      if (property !== "reserve") return Reflect.get(t, property, receiver);
-      return async () => {
-        const session = await t.reserve();
-        return new Proxy(session, {
-          get(s, p, r) {
-            if (p !== "unsafe") return Reflect.get(s, p, r);
-            return (statement: string, ...rest: never[]) => {
-              if (statement !== text) return s.unsafe(statement, ...rest);
-              let real: Query | undefined;
-              const sent = before().then(() => (real = s.unsafe(statement, ...rest)));
-              return { then: (resolve: never, reject: never) => sent.then(resolve, reject), cancel: () => real?.cancel() };
-            };
-          },
-        });
-      };
-    },
-  });
-}
 
 describeWithPostgres("a write between a rebuild's finding of the window and its forgetting of the notes outside it", () => {
   let db: TestDatabase;

@@ -47,6 +47,33 @@ export function heldCommits(sql: Sql, hold: (commit: HeldCommit) => void): Sql {
 }
 
 /**
+ * `sql` on which, in every session it reserves, the statement `text` is sent only once
+ * `before()` has settled (the refresh awaits each statement and may cancel it: a thenable that
+ * can be cancelled stands in for it until then).
+ */
+export function heldBefore(sql: Sql, text: string, before: () => Promise<void>): Sql {
+  return new Proxy(sql, {
+    get(t, property, receiver) {
+      if (property !== "reserve") return Reflect.get(t, property, receiver);
+      return async () => {
+        const session = await t.reserve();
+        return new Proxy(session, {
+          get(s, p, r) {
+            if (p !== "unsafe") return Reflect.get(s, p, r);
+            return (statement: string, ...rest: never[]) => {
+              if (statement !== text) return s.unsafe(statement, ...rest);
+              let real: ReturnType<Run["unsafe"]> | undefined;
+              const sent = before().then(() => (real = s.unsafe(statement, ...rest)));
+              return { then: (resolve: never, reject: never) => sent.then(resolve, reject), cancel: () => real?.cancel() };
+            };
+          },
+        });
+      };
+    },
+  });
+}
+
+/**
  * `sql` on which, in every session it reserves for a read's snapshot (src/reads/read.ts), the first
  * statement after the snapshot's begin and head waits on the server for the advisory lock
  * `key`, which the test holds exclusively: sent just before it on the same session, so that
