@@ -13,8 +13,8 @@
 
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { compressor } from "../body/compression.ts";
-import type { ContentCoding } from "../query/accept-encoding.ts";
+import { compressor } from "../body/body.ts";
+import type { ContentCoding } from "../query/answer-key.ts";
 import { KeptFile, type CachedAnswer } from "../body/kept-file.ts";
 
 interface Entry extends CachedAnswer {

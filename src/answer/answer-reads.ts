@@ -5,17 +5,16 @@
 // 503 while an exact answer can be read. The answer (product-costs-answer.ts) decides what to
 // read from what they return.
 
-import { readAnswerVersion, type AnswerVersion } from "../reads/answer-version.ts";
+import { readAnswerVersion, readProductCosts, type AnswerVersion, type ProductCostRead } from "../reads/product-costs.ts";
 import type { Sql } from "../database/client.ts";
 import type { DatabaseGuard } from "../database/database-guard.ts";
 import type { EdgeStore } from "../reads/edges/edge-store.ts";
-import type { EdgeWarmer } from "../reads/edges/edge-warmer.ts";
-import { readProductCosts, type ProductCostRead } from "../reads/product-costs.ts";
-import { rollupGuard, RollupUnreadableError, type SourceChoice } from "../reads/read-source.ts";
-import type { ReadOptions } from "../reads/read.ts";
-import type { Admission } from "./admission.ts";
-import { freshReads } from "./fresh-reads.ts";
+import type { EdgeWarmer } from "../reads/edges/range-read.ts";
+import { RollupUnreadableError, rollupGuard, type SourceChoice } from "../reads/read-source.ts";
+import type { ReadOptions, Slots } from "../reads/read.ts";
 import type { AnswerKey } from "../query/answer-key.ts";
+import { DEFAULTS } from "../settings/config.ts";
+import { OVERLOADED } from "../failures.ts";
 
 /** The reads of one request's answer. */
 export interface AnswerReads {
@@ -97,5 +96,165 @@ export function answerReads(deps: AnswerReadsDeps): (key: AnswerKey, signal: Abo
         return { daily: true, read: await rows(true) };
       },
     };
+  };
+}
+
+// Identical reads shared between callers without ever answering from before a caller
+// arrived. A caller joins the next read of its key that has not started yet, starting one
+// when none is running; never one already running, whose snapshot may predate the caller.
+// So a write committed before a caller arrived is in its answer, exactly as if it had read
+// alone, and under load one read serves every caller that arrived during the one before:
+// N callers of one key cost about one read per round trip instead of N.
+
+/** Reads `key`; `signal` aborts once every caller waiting for it has left. */
+export type KeyedRead<T, K = string> = (key: K, signal: AbortSignal) => Promise<T>;
+
+interface Read<T> {
+  answer: Promise<T>;
+  settle: { resolve: (value: T) => void; reject: (reason: unknown) => void };
+  waiting: number;
+  left: AbortController;
+}
+
+function newRead<T>(): Read<T> {
+  const { promise, resolve, reject } = Promise.withResolvers<T>();
+  promise.catch(() => {}); // every caller may have left: a failure nobody waits for is no crash
+  return { answer: promise, settle: { resolve, reject }, waiting: 0, left: new AbortController() };
+}
+
+/** `read`, shared by the callers of one key; keys are the same when `idOf` says so (default: they are strings). */
+export function freshReads<T, K = string>(read: KeyedRead<T, K>, idOf: (key: K) => string = String): KeyedRead<T, K> {
+  const keys = new Map<string, { running?: Read<T>; next?: Read<T> }>();
+
+  const start = (id: string, key: K) => {
+    const state = keys.get(id)!;
+    const next = state.next;
+    state.next = undefined;
+    if (!next || next.waiting === 0) return void keys.delete(id); // nobody waits for it any more
+    state.running = next;
+    read(key, next.left.signal)
+      .then(next.settle.resolve, next.settle.reject)
+      .finally(() => {
+        state.running = undefined;
+        start(id, key);
+      });
+  };
+
+  return async (key, signal) => {
+    signal.throwIfAborted();
+    const id = idOf(key);
+    let state = keys.get(id);
+    if (!state) keys.set(id, (state = {}));
+    const joined = (state.next ??= newRead<T>());
+    joined.waiting++;
+    if (!state.running) start(id, key);
+    const { promise: gone, reject } = Promise.withResolvers<never>();
+    const leave = () => {
+      reject(signal.reason);
+      // The last caller of a running read gone: stop it (a queued one is dropped at its start).
+      if (--joined.waiting === 0 && keys.get(id)?.running === joined) joined.left.abort(signal.reason);
+    };
+    signal.addEventListener("abort", leave, { once: true });
+    try {
+      return await Promise.race([joined.answer, gone]);
+    } finally {
+      signal.removeEventListener("abort", leave);
+    }
+  };
+}
+
+// Admission control in front of the database read. A read holds a pool connection for as
+// long as its body streams, so at most `maxConcurrent` reads run at once (the pool size),
+// at most `maxQueued` wait for a slot, each for at most `queueTimeoutMs`. Past either bound
+// the answer is 503 {"detail":"OVERLOADED"} with Retry-After, at once: a burst costs a short
+// list of waiters, never an unbounded backlog of requests held in memory.
+//
+// A row read (src/reads/read.ts) holds its slot until it ends or is closed, and gives it back
+// itself; a short read (the answer's version) holds one while it runs.
+
+export interface AdmissionOptions {
+  /** Reads running at once; the database pool size. */
+  maxConcurrent: number;
+  /** Requests waiting for a slot; more: 503 OVERLOADED. 0: no waiting at all. */
+  maxQueued: number;
+  /** Longest wait for a slot; longer: 503 OVERLOADED. */
+  queueTimeoutMs: number;
+}
+
+export interface Admission extends Slots {
+  /** Runs a short read (`work`, a promise) in a slot, freed when it settles. Throws 503 OVERLOADED when no slot comes. */
+  run<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T>;
+  /** Reads running and requests waiting, and slots given so far: for metrics, the edge warmer and tests. */
+  stats(): { running: number; queued: number; granted: number };
+  /** Whether any read runs or waits now, and how many slots were granted so far (the edge warmer reads only while none does). */
+  activity(): { busy: boolean; begun: number };
+}
+
+// For an app given none: the settings' defaults (DB_POOL_MAX, REQUEST_QUEUE_MAX, ...).
+export const ADMISSION_DEFAULTS = { maxConcurrent: DEFAULTS.dbPoolMax, maxQueued: DEFAULTS.requestQueueMax, queueTimeoutMs: DEFAULTS.requestQueueTimeoutMs };
+
+// Retry-After of an OVERLOADED answer, in seconds.
+const RETRY_AFTER_SECONDS = 1;
+
+export function createAdmission(options: AdmissionOptions): Admission {
+  let running = 0;
+  let granted = 0;
+  const waiting: (() => void)[] = []; // each waiter's grant
+
+  const releaseSlot = () => {
+    const next = waiting.shift();
+    if (next) {
+      granted++;
+      next(); // the slot passes straight to the next waiter
+    }
+    else running--;
+  };
+
+  const acquire = (signal: AbortSignal): Promise<void> => {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (running < options.maxConcurrent) {
+      running++;
+      granted++;
+      return Promise.resolve();
+    }
+    if (waiting.length >= options.maxQueued) return Promise.reject(OVERLOADED(RETRY_AFTER_SECONDS));
+    return new Promise<void>((resolve, reject) => {
+      const stopWaiting = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+      };
+      const grant = () => (stopWaiting(), resolve());
+      const leave = (err: unknown) => {
+        stopWaiting();
+        waiting.splice(waiting.indexOf(grant), 1); // still listed: a granted waiter has no timer or listener left
+        reject(err);
+      };
+      const onAbort = () => leave(signal.reason);
+      const timer = setTimeout(() => leave(OVERLOADED(RETRY_AFTER_SECONDS)), options.queueTimeoutMs);
+      signal.addEventListener("abort", onAbort, { once: true });
+      waiting.push(grant);
+    });
+  };
+
+  return {
+    stats: () => ({ running, queued: waiting.length, granted }),
+    activity: () => ({ busy: running > 0 || waiting.length > 0, begun: granted }),
+    async run(signal, work) {
+      await acquire(signal);
+      try {
+        return await work();
+      } finally {
+        releaseSlot();
+      }
+    },
+    async acquire(signal) {
+      await acquire(signal);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        releaseSlot();
+      };
+    },
   };
 }

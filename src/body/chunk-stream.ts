@@ -1,5 +1,5 @@
 // The shape every 200's bytes come in before body.ts sends them: the rows as they are encoded
-// (row-stream.ts), or a kept answer read back from its file (kept-file.ts).
+// (encode.ts), or a kept answer read back from its file (kept-file.ts).
 
 /** Chunks pulled as needed; `close` stops the read behind them early. */
 export interface ChunkStream {

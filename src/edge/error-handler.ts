@@ -6,7 +6,7 @@
 
 import { ValidationError } from "elysia";
 import { METHOD_NOT_ALLOWED, NOT_FOUND, VALIDATION_FAILED } from "../failures.ts";
-import { validationItems } from "../query/product-cost-params.ts";
+import { questionOf, type RawParams } from "../query/product-cost-params.ts";
 import { exchangeOf } from "../request/exchange.ts";
 import { allowedMethods } from "./routes.ts";
 
@@ -15,12 +15,19 @@ function routeNotMatched(request: Request, routes: readonly { method: string; pa
   return allow ? METHOD_NOT_ALLOWED(allow) : NOT_FOUND();
 }
 
+/** The 422 items of a query the schema's check rejected (a parameter missing): every parameter's, as Pydantic lists them. */
+function rejected(params: RawParams) {
+  const verdict = questionOf(params);
+  return "items" in verdict ? verdict.items : [];
+}
+
 /** `routes`: the app's own, read when a request matches none (for 405 and its Allow header). */
 export function createErrorHandler(routes: () => readonly { method: string; path: string }[]) {
   return ({ code, error, request }: { code: unknown; error: unknown; request: Request }): Response => {
     const exchange = exchangeOf(request);
     // Only the query's: a response that failed its schema is our fault, a 500.
-    if (error instanceof ValidationError && error.type === "query") return exchange.failed(VALIDATION_FAILED(validationItems(error.all)));
+    // (A date or segment Pydantic rejects fails the schema's decode: its 422 is thrown as it is.)
+    if (error instanceof ValidationError && error.type === "query") return exchange.failed(VALIDATION_FAILED(rejected(error.value as RawParams)));
     if (code === "NOT_FOUND") return exchange.failed(routeNotMatched(request, routes()));
     return exchange.failed(error);
   };

@@ -15,16 +15,13 @@
 import { X509Certificate } from "node:crypto";
 import { ConfigError, INTERMEDIATE_CIPHERS } from "../settings/config.ts";
 import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
-import { BAD_REQUEST, classify, ListenError, NOT_FOUND } from "../failures.ts";
+import { BAD_REQUEST, ListenError, NOT_FOUND, classify } from "../failures.ts";
 import { copyOf } from "../ops/units.ts";
 import { errorFields, type Logger } from "../ops/log.ts";
-import { clientAddress, type ClientAddress } from "./client-address.ts";
-import { Exchange, ServiceRequest, type RequestObserver } from "../request/exchange.ts";
-import { walkedWithDots, type RawRoute } from "./raw-routes.ts";
-import { oversizedRequest } from "./request-guard.ts";
-import { internalUrl, requestTarget } from "../request/request-target.ts";
-import { bodyBytesOf, bodyWithSize, failureResponse, SECURITY_HEADERS } from "../request/responses.ts";
-import { trailingSlashRedirect } from "./routes.ts";
+import { Exchange, SECURITY_HEADERS, bodyBytesOf, bodyWithSize, failureResponse, internalUrl, requestTarget, routedRequest, type RequestObserver } from "../request/exchange.ts";
+import { oversizedRequest, trailingSlashRedirect, walkedWithDots, type RawRoute } from "./routes.ts";
+import { BlockList, isIP } from "node:net";
+import { parseTrustedProxies } from "../settings/trusted-proxies.ts";
 
 export interface ListenOptions {
   host: string;
@@ -151,7 +148,7 @@ export function createHandler(app: RoutedApp, logger: Logger, options: HandlerOp
         // CONNECT's authority form (host:443): no path to serve. uvicorn answers 400 too.
         response = exchange.failed(BAD_REQUEST());
       } else {
-        request = new ServiceRequest(internalUrl(target), arrived, exchange);
+        request = routedRequest(internalUrl(target), arrived, exchange);
         // Read back from the URL the app routes, so the log, the metrics and validation see
         // the path and query exactly as routed (dot segments resolved, odd bytes escaped).
         exchange.target = requestTarget(request.url) ?? target;
@@ -188,4 +185,45 @@ export function createHandler(app: RoutedApp, logger: Logger, options: HandlerOp
 function completeHeadAnswer(response: Response): void {
   if (!response.headers.has("date")) response.headers.set("date", new Date().toUTCString());
   if (response.status === 304) response.headers.delete("content-length");
+}
+
+// The client address a request log line shows: the TCP peer, or, when the peer is one of
+// the operator's trusted reverse proxies (TRUSTED_PROXIES), the address those proxies report
+// in X-Forwarded-For. The header is read from the right (the entry the nearest proxy added)
+// and trusted proxies are skipped; the first address that is not one is the client. A
+// client can write anything into the header, so nothing left of an untrusted entry counts.
+
+/** "::ffff:10.0.0.1" as the IPv4 address it is. */
+function plain(address: string): string {
+  return address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
+export type ClientAddress = (peer: string | undefined, forwardedFor: string | null) => string | undefined;
+
+export function clientAddress(trustedProxies: string | undefined): ClientAddress {
+  const { entries } = parseTrustedProxies(trustedProxies ?? "");
+  if (entries.length === 0) return (peer) => (peer === undefined ? undefined : plain(peer));
+  const list = new BlockList();
+  for (const e of entries) {
+    if (e.prefix === undefined) list.addAddress(e.address, e.family);
+    else list.addSubnet(e.address, e.prefix, e.family);
+  }
+  const trusted = (address: string) => {
+    const version = isIP(address);
+    return version !== 0 && list.check(address, version === 4 ? "ipv4" : "ipv6");
+  };
+  return (peer, forwardedFor) => {
+    if (peer === undefined) return undefined;
+    let client = plain(peer);
+    if (!trusted(peer) || !forwardedFor) return client;
+    const hops = forwardedFor.split(",").map((s) => s.trim());
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = plain(hops[i]!);
+      // Not an address: whoever wrote it is not to be believed; the last trusted hop is what we know.
+      if (isIP(hop) === 0) return client;
+      client = hop;
+      if (!trusted(hop)) return client;
+    }
+    return client;
+  };
 }

@@ -1,6 +1,5 @@
-// The set of active API keys. Keys are held only as SHA-256 digests: a presented key is
-// hashed and compared against every digest with timingSafeEqual, so the time taken does
-// not depend on how much of a key matches, nor on which key matched.
+// The key stage of GET /external/v1/product-costs (src/service/pipeline.ts), and the keys it
+// checks against.
 
 import { createHash, timingSafeEqual } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -8,6 +7,12 @@ import { join } from "node:path";
 import { ConfigError } from "../settings/config.ts";
 import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
 import { copyOf } from "../ops/units.ts";
+import type { RateLimiter } from "./rate-limit.ts";
+import { INVALID_API_KEY, NOT_CONFIGURED } from "../failures.ts";
+
+// The set of active API keys. Keys are held only as SHA-256 digests: a presented key is
+// hashed and compared against every digest with timingSafeEqual, so the time taken does
+// not depend on how much of a key matches, nor on which key matched.
 
 // The prefix in any case (SHA256: as people write it), then 64 hex digits in any case.
 const DIGEST_PREFIX = /^sha256:/i;
@@ -216,4 +221,42 @@ export function loadKeyRing(
 /** A key file that cannot be read, said with its cause and, for a staged copy, the file to fix. */
 export function keyFileUnreadable(file: string, err: unknown): ConfigError {
   return new ConfigError(`cannot read API key file ${file}: ${fileProblem(err)}${copyOf(file)}`);
+}
+
+// The key stage of GET /external/v1/product-costs (src/pipeline.ts): 503 when no key is
+// configured, 401 for a key that is not one of them, 429 past the key's rate. The key is read
+// out of the Authorization header exactly as FastAPI's HTTPBearer(auto_error=False) does: split
+// at the first space, scheme "Bearer" compared case-insensitively, credentials stripped of
+// surrounding whitespace (Python's str.strip()).
+
+// Python's str.isspace() characters within Latin-1, the range a header value can hold.
+const PY_WHITESPACE = new Set(["\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f", " ", "\x85", "\xa0"]);
+
+export function pythonStrip(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && PY_WHITESPACE.has(text[start]!)) start++;
+  while (end > start && PY_WHITESPACE.has(text[end - 1]!)) end--;
+  return text.slice(start, end);
+}
+
+/** The presented key, or null when the header is absent, not Bearer, or has no credentials. */
+export function bearerCredentials(header: string | null | undefined): string | null {
+  if (!header) return null;
+  const space = header.indexOf(" ");
+  const scheme = space === -1 ? header : header.slice(0, space);
+  const credentials = space === -1 ? "" : pythonStrip(header.slice(space + 1));
+  if (!scheme || !credentials) return null;
+  if (scheme.toLowerCase() !== "bearer") return null;
+  return credentials;
+}
+
+/** The key a request presents, checked against `keys` and counted against its rate; throws the failure otherwise. */
+export function checkedKey(keys: ApiKeyRing, rateLimiter: RateLimiter | undefined, authorization: string | null): KeyMatch {
+  if (keys.size === 0) throw NOT_CONFIGURED();
+  const presented = bearerCredentials(authorization);
+  const match = presented === null ? null : keys.match(presented);
+  if (!match) throw INVALID_API_KEY();
+  rateLimiter?.take(match.fingerprint);
+  return match;
 }

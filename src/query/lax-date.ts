@@ -22,8 +22,6 @@
  * length below is a byte index into the UTF-8 encoding of the input.
  */
 
-import { daysInMonth } from "./calendar.ts";
-
 export type LaxDateError =
   | { type: "date_from_datetime_parsing"; msg: string; ctx: { error: string } }
   | { type: "date_parsing"; msg: string; ctx: { error: string } }
@@ -569,4 +567,14 @@ export function parseLaxDate(input: string): LaxDateResult {
     return { ok: false, type: "date_from_datetime_inexact", msg: DATE_FROM_DATETIME_INEXACT_MSG };
   }
   return accepted(dateTime.value.date);
+}
+
+// The proleptic Gregorian calendar, which PostgreSQL's dates and Pydantic's date parser
+// (speedate) both count in: shared by the validation of dates and the reads over them.
+
+/** Days in a month (1-based), or undefined for a month outside 1-12. */
+export function daysInMonth(year: number, month: number): number | undefined {
+  if (month < 1 || month > 12) return undefined;
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }

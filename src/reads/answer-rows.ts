@@ -1,11 +1,11 @@
 // The shape of an answer's rows as every read gives them (product-costs.ts, the edges'
-// arithmetic in edges.ts) and every encoder takes them (src/body/row-json.ts, row-csv.ts):
+// arithmetic in edges.ts) and every encoder takes them (src/body/encode.ts):
 // its own module, so that the reads and the edges share it without importing each other.
 
 /**
  * One row of the answer as PostgreSQL sends it: each column's text in UTF-8, undecoded
  * (null for SQL NULL), in the order of PRODUCT_COST_COLUMNS. The encoders write these bytes
- * as they are (row-json.ts, row-csv.ts): decoding 50,000 rows into strings only to encode
+ * as they are (src/body/encode.ts): decoding 50,000 rows into strings only to encode
  * them again was the largest share of the service's own time.
  */
 export type ProductCostRow = readonly (Uint8Array | null)[];

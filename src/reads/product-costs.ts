@@ -13,15 +13,13 @@ import productCostsQuery from "../../sql/queries/product_costs.sql" with { type:
 import dailyQuery from "../../sql/queries/product_costs_daily.sql" with { type: "text" };
 import oneDayQuery from "../../sql/queries/product_costs_one_day.sql" with { type: "text" };
 import renderedQuery from "../../sql/queries/product_costs_rendered.sql" with { type: "text" };
-import { answerVersionStatement, type AnswerVersion, versionOf } from "./answer-version.ts";
-import { calendarPeriodOf } from "./calendar-period.ts";
+import answerVersionQuery from "../../sql/queries/answer_version.sql" with { type: "text" };
+import { daysInMonth } from "../query/lax-date.ts";
 import type { Sql } from "../database/client.ts";
 import type { ProductCostQuery } from "../query/product-cost-params.ts";
-import { openRead, type Attempt, type Gather, type Read, type ReadOptions, type Snapshot, type Statement } from "./read.ts";
-import { CATALOGUE_STATEMENT, edgeStatement, outsideStatement, type RawRow } from "./edges/edges.ts";
+import { openRead, readRow, type Attempt, type Gather, type Read, type ReadOptions, type Snapshot, type Statement } from "./read.ts";
+import { CATALOGUE_STATEMENT, edgeStatement, edgesAreCheaper, edgesPlan, factsOf, outsideStatement, rangeFactsStatement, type EdgeWarmer, type EdgesPlan, type RangeFacts, type RawRow } from "./edges/range-read.ts";
 import { EdgeStore } from "./edges/edge-store.ts";
-import { edgesAreCheaper, edgesPlan, factsOf, rangeFactsStatement, type EdgesPlan, type RangeFacts } from "./edges/range-read.ts";
-import type { EdgeWarmer } from "./edges/edge-warmer.ts";
 import type { ProductCostRow, RenderedChunk } from "./answer-rows.ts";
 
 /**
@@ -183,4 +181,69 @@ export async function productCostRowsIn(tx: Sql, q: ProductCostQuery, store: Edg
   const results: RawRow[][] = [];
   for (const s of attempt.gather) results.push((await tx.unsafe(s.text, s.params).raw()) as unknown as RawRow[]);
   return [...plan.edges!.assemble(results, 2000)].flat();
+}
+
+// The version of the answers for a range (sql/queries/answer_version.sql, migrations 0007, 0009):
+// what an ETag names. It changes exactly when a committed write changes the range's days, a
+// product's attributes or everything, never when a write touches only other days or a
+// refresh only folds. Read alone (one statement, shared by the requests that arrive together)
+// for the conditional requests and the answer cache; read again in the rows' own snapshot
+// (product-costs.ts), which is the version a 200's ETag names and its body is kept under.
+
+export interface AnswerVersion {
+  /** Opaque; equal for two reads exactly when the answers (every segment) are the same. */
+  version: string;
+  /** When a write last changed what the range shows (ISO 8601, UTC, by the writer's clock); null when none is recorded. */
+  changedAt: string | null;
+}
+
+/** The statement that reads the version of the answers for [firstDay, lastDay]. */
+export function answerVersionStatement(firstDay: string, lastDay: string): Statement {
+  return { text: answerVersionQuery, params: [firstDay, lastDay] };
+}
+
+/** The version of the answers for [firstDay, lastDay] (YYYY-MM-DD, inclusive), any segment. */
+export async function readAnswerVersion(
+  sql: Sql,
+  firstDay: string,
+  lastDay: string,
+  options: ReadOptions = { firstBatchTimeoutMs: 30_000 },
+): Promise<AnswerVersion> {
+  return versionOf((await readRow(sql, answerVersionStatement(firstDay, lastDay), options))!);
+}
+
+/** The version in the row of answer_version.sql (its columns' bytes). */
+export function versionOf(row: readonly (Buffer | null)[]): AnswerVersion {
+  return { version: row[0]!.toString(), changedAt: row[1] ? row[1].toString() : null };
+}
+
+// Which inclusive date ranges are exactly one calendar month, quarter or year: their JSON
+// answer is the one the refresh rendered (sql/queries/product_costs_rendered.sql) while the
+// change log says it still holds.
+
+export type CalendarPeriod = "month" | "quarter" | "year";
+
+const PERIOD_MONTHS: readonly [CalendarPeriod, number][] = [
+  ["month", 1],
+  ["quarter", 3],
+  ["year", 12],
+];
+
+/**
+ * The calendar month, quarter or year that [from, to] (YYYY-MM-DD, valid dates) covers
+ * exactly, or undefined. Plain integer arithmetic: JavaScript's Date maps years below 100
+ * to 19xx, and these dates run from 0001 to 9999.
+ */
+export function calendarPeriodOf(from: string, to: string): CalendarPeriod | undefined {
+  const year = Number(from.slice(0, 4));
+  const month = Number(from.slice(5, 7));
+  const [toYear, toMonth, toDay] = [Number(to.slice(0, 4)), Number(to.slice(5, 7)), Number(to.slice(8, 10))];
+  if (from.slice(8, 10) !== "01" || toYear !== year) return undefined;
+  for (const [period, months] of PERIOD_MONTHS) {
+    // A period starts on a multiple of its length: January, April, July or October for a quarter.
+    if ((month - 1) % months !== 0) continue;
+    const lastMonth = month + months - 1;
+    if (toMonth === lastMonth && toDay === daysInMonth(year, lastMonth)) return period;
+  }
+  return undefined;
 }

@@ -15,11 +15,10 @@ import type { Logger } from "../ops/log.ts";
 import type { Sql } from "../database/client.ts";
 import type { DatabaseGuard } from "../database/database-guard.ts";
 import rollupUnreadableQuery from "../../sql/queries/rollup_unreadable.sql" with { type: "text" };
-import { answerVersionStatement } from "./answer-version.ts";
+import { answerVersionStatement, readPathProbes } from "./product-costs.ts";
 import { DatabaseDeadlineError } from "../database/errors.ts";
 import { MIGRATIONS, pendingMigrations } from "../rollup/migrations.ts";
 import { identifyPeer } from "../database/not-postgresql.ts";
-import { readPathProbes } from "./product-costs.ts";
 import type { Statement } from "./read.ts";
 import postgres from "postgres";
 

@@ -25,7 +25,7 @@
 //
 // The first batch is fetched before the caller commits to a 200, so a dead database is
 // still a clean 503. Once open, the read is its reader's to close (body.ts, through the
-// source it reads from: row-stream.ts), and the request's signal reaches it by that one path:
+// source it reads from: src/body/encode.ts), and the request's signal reaches it by that one path:
 // the body, cut by the signal, closes its source.
 
 import type postgres from "postgres";

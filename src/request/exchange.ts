@@ -3,7 +3,7 @@
 // ends, after Elysia is done). It goes through these states, and the body's end is the only
 // way out of the last:
 //
-//   answering  the request is routed and checked, and its answer made (app.ts): its id, the
+//   answering  the request is routed and checked, and its answer made (pipeline.ts): its id, the
 //              target read once from the URL, its one deadline (`signal`), and what the
 //              answer learns on the way (the key, the question, the rows' source and count);
 //   sending    the response is the server's: a body sent by body.ts goes out at the
@@ -12,14 +12,13 @@
 //              stopped, the failure classified once, the line logged and the metrics fed, once.
 //
 // A failure becomes its response in one place (`failed`), for the handler and Elysia's
-// error hook alike: failures.ts says what it means.
+// error hook alike: failures.ts says what it means. Every response is made here (below), the
+// 200's head included (its body is body.ts's).
 
 import type { KeyMatch } from "../key/api-keys.ts";
-import { classify, ClientClosedRequestError, RequestDeadlineError, type Failure } from "../failures.ts";
+import { ClientClosedRequestError, RequestDeadlineError, classify, type Failure } from "../failures.ts";
 import { errorFields, type Logger } from "../ops/log.ts";
 import type { AnswerKey } from "../query/answer-key.ts";
-import { requestTarget, type RequestTarget } from "./request-target.ts";
-import { bodyBytesOf, failureResponse } from "./responses.ts";
 
 // An incoming request id is echoed only if it is short and plain, so logs cannot be forged.
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -201,24 +200,27 @@ export class Exchange {
 }
 
 /**
- * The request the app routes (server.ts): the URL repaired, carrying its exchange, which
- * Elysia's handlers get through `derive` (app.ts) and the error hook from the request.
+ * Each routed request's exchange, beside it rather than inside it: Elysia hands its handlers the
+ * Request alone, so the app's first hook finds the exchange here once (`exchangeOf`) and every
+ * stage after it is given it as a value of the context (pipeline.ts). Weak: an exchange lives
+ * as long as its request, no longer.
  */
-export class ServiceRequest extends Request {
-  constructor(
-    url: string,
-    arrived: Request,
-    readonly exchange: Exchange,
-  ) {
-    super(url, arrived);
-  }
+const exchanges = new WeakMap<Request, Exchange>();
+
+/** The request the app routes (edge/server.ts): the URL repaired, and its exchange beside it. */
+export function routedRequest(url: string, arrived: Request, exchange: Exchange): Request {
+  const request = new Request(url, arrived);
+  exchanges.set(request, exchange);
+  return request;
 }
 
 /** The request's exchange: its own, or a new one for a request that did not come through the handler (logged nowhere). */
 export function exchangeOf(request: Request): Exchange {
-  if (request instanceof ServiceRequest) return request.exchange;
+  const own = exchanges.get(request);
+  if (own) return own;
   const exchange = new Exchange(request, { logger: SILENT });
   exchange.target = requestTarget(request.url) ?? exchange.target;
+  exchanges.set(request, exchange);
   return exchange;
 }
 
@@ -264,4 +266,130 @@ function loggedStatus(sent: number, end: BodyEnd, failure: Failure | undefined):
 function errorCode(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : err instanceof Error ? err.message : String(err);
+}
+
+// The request target (path and query) as the service reads it, derived once when a request
+// arrives, with no part played by the Host header.
+//
+// Bun builds request.url from the Host header and the target. With a Host it can parse, the
+// URL is absolute and already normalised (dot segments resolved, raw bytes percent-encoded).
+// With an empty, missing or malformed Host (`Host:`, `a:99999`, `a b`, `[::1`, HTTP/1.0
+// without Host) it is the bare target ("/healthz"), and for CONNECT the authority
+// ("host:443"). `new URL(request.url)` throws on several of these, so nothing here or
+// downstream parses the URL Bun built: the path and query are cut out of it by hand, and
+// the app routes a copy of the request whose URL has a fixed origin.
+//
+// A fragment (`#...`) is not part of a request target (RFC 9112 §3.2); Bun passes it on.
+// It is dropped, as uvicorn's httptools parser drops it, so `/p#?a=1` is the path /p with
+// no query, and `/p?a=1#b` has the query `a=1`.
+
+export interface RequestTarget {
+  /** The path, starting with "/", as Bun passed it (percent-escapes kept). */
+  path: string;
+  /** Everything after the first "?" up to a "#"; undefined when the target has no "?". */
+  query: string | undefined;
+}
+
+/** The origin of every URL the app sees: routing never depends on what the client sent as Host. */
+export const INTERNAL_ORIGIN = "http://localhost";
+
+// scheme "://" authority, as in every absolute URL Bun builds.
+const SCHEME_AND_AUTHORITY = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
+
+/** The target of a request whose URL Bun built as `url`; null when it has no path (CONNECT's authority form). */
+export function requestTarget(url: string): RequestTarget | null {
+  let rest: string;
+  if (url.startsWith("/")) {
+    rest = url;
+  } else {
+    const prefix = SCHEME_AND_AUTHORITY.exec(url);
+    if (!prefix) return null;
+    rest = url.slice(prefix[0].length);
+    if (!rest.startsWith("/")) rest = "/" + rest;
+  }
+  const hash = rest.indexOf("#");
+  if (hash !== -1) rest = rest.slice(0, hash);
+  const mark = rest.indexOf("?");
+  if (mark === -1) return { path: rest, query: undefined };
+  return { path: rest.slice(0, mark), query: rest.slice(mark + 1) };
+}
+
+/**
+ * The URL the app routes: the fixed origin, the path and the query (no fragment), normalised
+ * by the URL parser (dot segments resolved, bytes outside ASCII percent-encoded). Normalised
+ * here because Bun's `new Request(url, request)` keeps the string as given, and a raw U+FFFD
+ * (what Bun makes of a byte that is not UTF-8 when the Host is malformed) would then reach
+ * a header such as a 307's Location, which refuses it. Behind a fixed origin any path and
+ * query parse, so this does not throw.
+ */
+export function internalUrl(target: RequestTarget): string {
+  return new URL(INTERNAL_ORIGIN + target.path + (target.query === undefined ? "" : "?" + target.query)).href;
+}
+
+// Makes every response the service sends but a 200's streamed body (src/body/body.ts) and
+// the pages of the libraries it serves (/docs, /openapi.json, /metrics' text), so that each one
+// carries the same headers: application/json with no charset (as Starlette sends it), no
+// caching, no sniffing. A failure is answered through `failureResponse` alone, with what
+// failures.ts says it means: the handler's refusals (400, 404, 414, 431), Elysia's (404, 405,
+// 422), the endpoint's (401, 400, 412, 429, 503) and the last resort's 500 alike.
+
+export const JSON_TYPE = "application/json";
+
+/** On every answer, bodies or not: nothing is cached, nothing is sniffed. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+};
+
+export const BASE_HEADERS: Readonly<Record<string, string>> = { "content-type": JSON_TYPE, ...SECURITY_HEADERS };
+
+/** A response whose body was built whole here: it knows its size, for the request's log line. */
+class SizedResponse extends Response {
+  constructor(
+    body: string | Uint8Array,
+    init: ResponseInit,
+    readonly bodyBytes: number,
+  ) {
+    super(body, init);
+  }
+}
+
+/** `value` as compact JSON, as FastAPI writes it (JSON.stringify's: no spaces, non-ASCII left as UTF-8). */
+export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): Response {
+  const body = JSON.stringify(value);
+  return new SizedResponse(body, { status, headers: { ...BASE_HEADERS, ...headers } }, Buffer.byteLength(body));
+}
+
+/** `bytes` as the body of a response with `like`'s status and headers, its size known to bodyBytesOf. */
+export function bodyWithSize(bytes: Uint8Array, like: Response): Response {
+  return new SizedResponse(bytes, { status: like.status, headers: like.headers }, bytes.byteLength);
+}
+
+/** The size of a body built here (for the request log), undefined for any other response. */
+export function bodyBytesOf(response: Response): number | undefined {
+  return response instanceof SizedResponse ? response.bodyBytes : undefined;
+}
+
+export function detailResponse(status: number, detail: unknown, headers: Record<string, string> = {}): Response {
+  return jsonResponse(status, { detail }, headers);
+}
+
+/** A failure's answer, as classify() made it: its status, `{"detail": ...}` and its headers, then `headers`. */
+export function failureResponse(failure: Failure, headers: Record<string, string> = {}): Response {
+  return detailResponse(failure.status, failure.detail, { ...failure.headers, ...headers });
+}
+
+/** A 200 whose body src/body/body.ts sends (streamed, or kept bytes), with the headers it made. */
+export function okResponse(body: ConstructorParameters<typeof Response>[0], headers: Headers): Response {
+  return new Response(body, { status: 200, headers });
+}
+
+/** 304 Not Modified: no body, the validators of the representation the client holds. */
+export function notModified(headers: Record<string, string>): Response {
+  return new Response(null, { status: 304, headers: { ...SECURITY_HEADERS, ...headers } });
+}
+
+/** 307 Temporary Redirect to `location` (relative: never built from the Host header), no body. */
+export function temporaryRedirect(location: string): Response {
+  return new Response(null, { status: 307, headers: { ...SECURITY_HEADERS, location } });
 }

@@ -13,10 +13,10 @@ import { Elysia, type DocumentDecoration } from "elysia";
 import swaggerUiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerUiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { VERSION } from "../version.ts";
-import { CSV_HEADER } from "../body/row-csv.ts";
+import { CSV_HEADER } from "../body/encode.ts";
 import { PRODUCT_COSTS_PATH } from "../edge/routes.ts";
-import { DetailCode, ProductCostRow, ValidationErrorBody, ValidationErrorItem } from "../query/schemas.ts";
-import { temporaryRedirect } from "../request/responses.ts";
+import { DetailCode, ProductCostRow, ValidationErrorBody, ValidationErrorItem } from "../query/product-cost-params.ts";
+import { temporaryRedirect } from "../request/exchange.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";

@@ -1,41 +1,19 @@
 // The Elysia application's routes, without listening (service.ts assembles the parts they are
-// given, once). The endpoint walks named stages in the order docs/api.md (Errors) fixes:
-//   503 no key configured → 401 key → 422 query validation → 400 range → its answer.
+// given, once): the endpoint's stages (pipeline.ts), the status routes, /metrics and the docs.
 
 import { Elysia } from "elysia";
 import type { ApiKeyRing } from "../key/api-keys.ts";
-import { bearerCredentials } from "../key/bearer.ts";
 import { DAILY_ADVICE } from "../reads/read-source.ts";
 import type { Readiness } from "../reads/readiness.ts";
 import { lagIsLarge, LARGE_LAG_SECONDS, type RollupLag } from "../rollup/rollup-lag.ts";
-import { lastValues } from "../query/query-string.ts";
-import { productCostParams, rangeDays } from "../query/product-cost-params.ts";
-import { apiDocs, PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
+import { apiDocs } from "./api-docs.ts";
+import { productCostsPipeline, type PipelineParts } from "./pipeline.ts";
 import { DatabaseProblemError } from "../database/problems.ts";
 import { createErrorHandler } from "../edge/error-handler.ts";
-import { INVALID_API_KEY, INVALID_MONTH_RANGE, NOT_CONFIGURED } from "../failures.ts";
-import type { RateLimiter } from "../key/rate-limit.ts";
+import { NOT_CONFIGURED } from "../failures.ts";
 import type { ServiceMetrics } from "./service-metrics.ts";
 import { metricsRoute } from "./metrics-route.ts";
-import { preferredRowFormat } from "../query/accept.ts";
-import { exchangeOf } from "../request/exchange.ts";
-import { jsonResponse } from "../request/responses.ts";
-import type { ProductCostsAnswer } from "../answer/product-costs-answer.ts";
-import { answerKey } from "../query/answer-key.ts";
-import { PRODUCT_COSTS_PATH } from "../edge/routes.ts";
-import { ProductCostsQuery } from "../query/schemas.ts";
-
-/** What the endpoint's own checks need, and the answer they lead to. */
-export interface ProductCostsRouteParts {
-  /** The active keys; a function so that SIGHUP can swap them without a restart. */
-  keys: () => ApiKeyRing;
-  /** Per-key requests per minute (429 RATE_LIMITED); none when absent. */
-  rateLimiter?: RateLimiter;
-  /** MAX_RANGE_DAYS (0: no limit). */
-  maxRangeDays: number;
-  /** The answer to a checked request (src/answer/product-costs-answer.ts). */
-  answer: ProductCostsAnswer;
-}
+import { exchangeOf, jsonResponse } from "../request/exchange.ts";
 
 /** What /healthz and /readyz say. */
 export interface StatusRouteParts {
@@ -50,7 +28,7 @@ export interface StatusRouteParts {
 }
 
 export interface AppParts {
-  productCosts: ProductCostsRouteParts;
+  productCosts: PipelineParts;
   status: StatusRouteParts;
   /** DOCS_ENABLED: /docs and /openapi.json (default on). */
   docsEnabled?: boolean;
@@ -67,57 +45,6 @@ export function readyWithKeys(readiness: () => Promise<Readiness>, keys: () => A
     const r = await readiness();
     return r.ready && keys().size === 0 ? NO_KEYS : r;
   };
-}
-
-/** The endpoint: its key check, its query's validation and its range checks, then its answer. */
-function productCostsRoute(deps: ProductCostsRouteParts) {
-  const answer = deps.answer;
-  return new Elysia()
-    // The query Elysia validates is read as Starlette reads it (query-string.ts), from the
-    // target the handler read at arrival: Elysia's own parse differs on `??`, `#`, bad escapes.
-    .onTransform((ctx) => {
-      ctx.query = Object.fromEntries(lastValues(exchangeOf(ctx.request).target.query));
-    })
-    // The request's own state (exchange.ts), typed, for every hook and handler below.
-    .derive(({ request }) => ({ exchange: exchangeOf(request) }))
-    // `derive` runs before Elysia's query check, so an unauthenticated caller learns nothing about validation.
-    .derive(({ request, exchange }) => {
-      const keys = deps.keys();
-      if (keys.size === 0) throw NOT_CONFIGURED();
-      const presented = bearerCredentials(request.headers.get("authorization"));
-      const match = presented === null ? null : keys.match(presented);
-      if (!match) throw INVALID_API_KEY();
-      exchange.key = match;
-      deps.rateLimiter?.take(match.fingerprint);
-      return {};
-    })
-    .get(
-      PRODUCT_COSTS_PATH,
-      async ({ request, query, exchange }) => {
-        const params = productCostParams(query);
-        const { monthFrom, monthTo } = params;
-        if (monthFrom > monthTo) throw INVALID_MONTH_RANGE();
-        if (deps.maxRangeDays > 0 && rangeDays(monthFrom, monthTo) > deps.maxRangeDays) throw INVALID_MONTH_RANGE();
-
-        const key = answerKey(params, preferredRowFormat(request.headers.get("accept")));
-        exchange.answer = key;
-        return answer(request, exchange, key);
-      },
-      {
-        query: ProductCostsQuery,
-        detail: {
-          summary: "List product costs",
-          description:
-            "Four cost columns per product, summed over the inclusive date range [month_from, month_to]. " +
-            "null means not costed; 0 is a costed zero.",
-          security: [{ bearerAuth: [] }],
-          tags: ["product costs"],
-          // Written out (not derived from a `response` map) so that each status lists the
-          // content types actually sent: the 200 is JSON or CSV, every error is JSON.
-          responses: PRODUCT_COSTS_RESPONSES,
-        },
-      },
-    );
 }
 
 /** /healthz (the process) and /readyz (whether a request would be answered now). */
@@ -162,7 +89,7 @@ export function createApp(parts: AppParts) {
     .use(parts.docsEnabled === false ? new Elysia() : apiDocs())
     .use(metricsRoute(parts.metrics))
     .use(statusRoutes(parts.status))
-    .use(productCostsRoute(parts.productCosts));
+    .use(productCostsPipeline(parts.productCosts));
   served = () => app.routes;
   return app;
 }

@@ -6,9 +6,9 @@
 // the executable runs.
 
 import { EdgeStore } from "../reads/edges/edge-store.ts";
-import { createEdgeWarmer } from "../reads/edges/edge-warmer.ts";
-import { answerReads } from "../answer/answer-reads.ts";
-import { productCostsAnswer } from "../answer/product-costs-answer.ts";
+import { createEdgeWarmer } from "../reads/edges/range-read.ts";
+import { answerReads, createAdmission, type Admission } from "../answer/answer-reads.ts";
+import type { AnswerParts } from "../answer/product-costs-answer.ts";
 import { NOT_CONFIGURED } from "../failures.ts";
 import { tmpdir } from "node:os";
 import type { ApiKeyRing } from "../key/api-keys.ts";
@@ -21,16 +21,13 @@ import { readRollupLag } from "../rollup/rollup-lag.ts";
 import { createSilenceWatch } from "../database/silence.ts";
 import type { Logger } from "../ops/log.ts";
 import type { ServiceMetrics } from "./service-metrics.ts";
-import { createAdmission, type Admission } from "../answer/admission.ts";
 import { createAnswerCache, type AnswerCache } from "../answer/answer-cache.ts";
 import { KeptFile } from "../body/kept-file.ts";
 import { createApp, NO_KEYS, readyWithKeys } from "./app.ts";
-import { clientAddress } from "../edge/client-address.ts";
-import { createHandler, type FetchHandler } from "../edge/server.ts";
-import { rawRoutePatterns } from "../edge/raw-routes.ts";
-import { isMonitoringPath } from "../edge/routes.ts";
+import { clientAddress, createHandler, type FetchHandler } from "../edge/server.ts";
+import { isMonitoringPath, rawRoutePatterns } from "../edge/routes.ts";
 import { createRateLimiter, type RateLimiter } from "../key/rate-limit.ts";
-import { createBufferBudget, type BufferBudget } from "../body/read-ahead.ts";
+import { createBufferBudget, type BufferBudget } from "../body/body.ts";
 
 const READINESS_TIMEOUT_MS = 2000;
 
@@ -118,10 +115,7 @@ export function createService(parts: ServiceParts): Service {
       ? createEdgeWarmer({
           sql,
           store: edgeStore,
-          activity: () => {
-            const { running, queued, granted } = admission.stats();
-            return { busy: running > 0 || queued > 0, begun: granted };
-          },
+          activity: admission.activity,
           inSlot: (work) => admission.run(new AbortController().signal, work),
           debug: (msg, fields) => logger.debug(msg, fields),
         })
@@ -141,13 +135,12 @@ export function createService(parts: ServiceParts): Service {
     },
     rows: { batchSize: parts.batchSize, edges: edgeStore, warmer },
   });
-  const answer = productCostsAnswer({
-    reads,
+  const answer: AnswerParts = {
     cache: answerCache,
     // What the ETags name besides the data: another build may write other bytes.
     build: parts.build ? `${parts.build.version} ${parts.build.commit}` : "",
     budget: parts.readAhead ?? createBufferBudget(settings.responseBufferMb * 2 ** 20),
-  });
+  };
 
   // The rollup's lag, where the rollup is read: a role that may read the daily rows alone would
   // have each scrape and /readyz poll refused (an ERROR line in PostgreSQL's log each time).
@@ -170,7 +163,7 @@ export function createService(parts: ServiceParts): Service {
   }
 
   const app = createApp({
-    productCosts: { keys: parts.keys, ...(rateLimiter ? { rateLimiter } : {}), maxRangeDays: settings.maxRangeDays, answer },
+    productCosts: { keys: parts.keys, ...(rateLimiter ? { rateLimiter } : {}), maxRangeDays: settings.maxRangeDays, reads, answer },
     status: { readyNow, rollupLag, demoData: database.servesDemoData, build: parts.build },
     docsEnabled: settings.docsEnabled,
     metrics,

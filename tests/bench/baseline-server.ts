@@ -11,7 +11,7 @@ import { createPool } from "../../src/database/client.ts";
 import type { ProductCostRow } from "../../src/reads/answer-rows.ts";
 import { productCostsStatement, renderedAnswerStatement } from "../../src/reads/product-costs.ts";
 import type { ProductCostQuery } from "../../src/query/product-cost-params.ts";
-import { rowsJson } from "../../src/body/row-json.ts";
+import { rowsJson } from "../../src/body/encode.ts";
 
 const sql = createPool({
   url: process.env.DATABASE_URL,

@@ -8,7 +8,7 @@
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readAnswerVersion as readVersionAndTime } from "../../src/reads/answer-version.ts";
+import { readAnswerVersion as readVersionAndTime } from "../../src/reads/product-costs.ts";
 import { migrate } from "../../src/rollup/migrations.ts";
 import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";

@@ -10,7 +10,7 @@
 // Seeded: the seed is printed; replay a failure with SEED=<seed>.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { MIN_COMPRESSED_BYTES } from "../../src/body/compression.ts";
+import { MIN_COMPRESSED_BYTES } from "../../src/body/body.ts";
 import { createPool, type Sql } from "../../src/database/client.ts";
 import { migrate, MIGRATIONS } from "../../src/rollup/migrations.ts";
 import { RECHECK_MS } from "../../src/reads/read-source.ts";

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Sql } from "../../src/database/client.ts";
 import { EdgeStore } from "../../src/reads/edges/edge-store.ts";
-import { createEdgeWarmer, QUIET_MS } from "../../src/reads/edges/edge-warmer.ts";
+import { createEdgeWarmer, QUIET_MS } from "../../src/reads/edges/range-read.ts";
 import { factsOf, partsToRead, rangeFactsStatement } from "../../src/reads/edges/range-read.ts";
 import { refreshRollup } from "../../src/rollup/refresh.ts";
 import type { ProductCostQuery } from "../../src/query/product-cost-params.ts";

@@ -10,7 +10,7 @@
 
 import { beforeAll, expect, test } from "bun:test";
 import type { Sql } from "../../src/database/client.ts";
-import { dayBefore } from "../../src/reads/edges/edges.ts";
+import { dayBefore } from "../../src/reads/edges/range-read.ts";
 import { EdgeStore } from "../../src/reads/edges/edge-store.ts";
 import { keepPartsIn, rangeFactsStatement, rangeRowsIn } from "../../src/reads/edges/range-read.ts";
 import { productCostRowsIn } from "../../src/reads/product-costs.ts";

@@ -3,7 +3,7 @@
 // session made before it left no note, so an ETag from before may stand for sums it changed).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { readAnswerVersion } from "../../src/reads/answer-version.ts";
+import { readAnswerVersion } from "../../src/reads/product-costs.ts";
 import { createPool, type Sql } from "../../src/database/client.ts";
 import { migrate } from "../../src/rollup/migrations.ts";
 import { refreshRollup } from "../../src/rollup/refresh.ts";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Sql } from "../../src/database/client.ts";
 import { DatabaseDeadlineError } from "../../src/database/errors.ts";
 import { openRead, type Statement } from "../../src/reads/read.ts";
-import { createAdmission } from "../../src/answer/admission.ts";
+import { createAdmission } from "../../src/answer/answer-reads.ts";
 import { testDatabase } from "../support/database.ts";
 import { namedPool, sessionsOf, waitUntil } from "../support/faults.ts";
 import { describeWithPostgres } from "../support/postgres.ts";

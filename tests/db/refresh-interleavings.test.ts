@@ -13,14 +13,14 @@
 // name the version of then. Against real PostgreSQL; every partition, plan and lock is real.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createPool, type Sql } from "../../src/database/client.ts";
-import { readAnswerVersion } from "../../src/reads/answer-version.ts";
+import { readAnswerVersion } from "../../src/reads/product-costs.ts";
 import { EdgeStore } from "../../src/reads/edges/edge-store.ts";
 import { readProductCosts, type ProductCostRead } from "../../src/reads/product-costs.ts";
 import { keepPartsIn } from "../../src/reads/edges/range-read.ts";
 import lockRollupRead from "../../sql/queries/lock_rollup_read.sql" with { type: "text" };
 import { openRead } from "../../src/reads/read.ts";
 import { refreshRollup, type RefreshOptions } from "../../src/rollup/refresh.ts";
-import { rowsSource } from "../../src/body/rows-response.ts";
+import { rowsSource } from "../../src/body/encode.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import { namedPool, waitUntil } from "../support/faults.ts";
 import { endSessions, heldAfterHead, heldCommits, waitForLocks, type HeldCommit } from "../support/interleave.ts";

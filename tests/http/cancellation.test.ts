@@ -3,7 +3,7 @@
 // server-side statement was really cancelled and the cursor really closed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Sql } from "../../src/database/client.ts";
-import { createAdmission } from "../../src/answer/admission.ts";
+import { createAdmission } from "../../src/answer/answer-reads.ts";
 import { createServiceMetrics } from "../../src/service/service-metrics.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import zlib from "node:zlib";
 import { sendOk } from "../../src/body/body.ts";
-import { chooseEncoding } from "../../src/query/accept-encoding.ts";
-import { MIN_COMPRESSED_BYTES } from "../../src/body/compression.ts";
+import { chooseEncoding } from "../../src/query/answer-key.ts";
+import { MIN_COMPRESSED_BYTES } from "../../src/body/body.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { endsChunkedBody, rawExchange, serveOnSocket } from "../support/faults.ts";

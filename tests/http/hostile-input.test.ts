@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Sql } from "../../src/database/client.ts";
-import { MAX_HEADER_BYTES, MAX_REQUEST_TARGET_BYTES } from "../../src/edge/request-guard.ts";
+import { MAX_HEADER_BYTES, MAX_REQUEST_TARGET_BYTES } from "../../src/edge/routes.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
 import { testDatabase } from "../support/database.ts";
 import { namedPool } from "../support/faults.ts";

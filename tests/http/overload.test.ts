@@ -3,7 +3,7 @@
 // after authentication. The reads are held up for real by a lock on the products table.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Sql } from "../../src/database/client.ts";
-import { createAdmission } from "../../src/answer/admission.ts";
+import { createAdmission } from "../../src/answer/answer-reads.ts";
 import { createRateLimiter } from "../../src/key/rate-limit.ts";
 import { KEY, OTHER_KEY, ring, testApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";

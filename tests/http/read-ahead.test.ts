@@ -4,7 +4,7 @@
 // stop reading make the client slow for real.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Sql } from "../../src/database/client.ts";
-import { createBufferBudget } from "../../src/body/read-ahead.ts";
+import { createBufferBudget } from "../../src/body/body.ts";
 import { KEY, testApp } from "../support/app.ts";
 import { testDatabase, type TestDatabase } from "../support/database.ts";
 import {

@@ -4,7 +4,7 @@
 import { expect, test } from "bun:test";
 import { sendOk } from "../../src/body/body.ts";
 import type { ChunkStream } from "../../src/body/chunk-stream.ts";
-import { createBufferBudget } from "../../src/body/read-ahead.ts";
+import { createBufferBudget } from "../../src/body/body.ts";
 
 const CHUNK = new Uint8Array(16 * 1024).fill(0x20);
 

@@ -5,11 +5,11 @@
 import { buildKeyRing, type ApiKeyRing } from "../../src/key/api-keys.ts";
 import { DEFAULTS } from "../../src/settings/config.ts";
 import { createPool, type Sql } from "../../src/database/client.ts";
-import type { Admission } from "../../src/answer/admission.ts";
+import type { Admission } from "../../src/answer/answer-reads.ts";
 import type { AnswerCache } from "../../src/answer/answer-cache.ts";
 import type { FetchHandler } from "../../src/edge/server.ts";
 import type { RateLimiter } from "../../src/key/rate-limit.ts";
-import type { BufferBudget } from "../../src/body/read-ahead.ts";
+import type { BufferBudget } from "../../src/body/body.ts";
 import { createService, type ServiceSettings } from "../../src/service/service.ts";
 import type { ServiceMetrics } from "../../src/service/service-metrics.ts";
 import { memoryLogger } from "./memory-logger.ts";

@@ -3,7 +3,7 @@
 // pg_locks to know that a session waits where it was meant to. Real sessions on a real server;
 // the holds are the test's (a promise before a statement is sent, a lock the test takes).
 
-import { answerVersionStatement } from "../../src/reads/answer-version.ts";
+import { answerVersionStatement } from "../../src/reads/product-costs.ts";
 import { rangeFactsStatement } from "../../src/reads/edges/range-read.ts";
 import type { Sql } from "../../src/database/client.ts";
 import { waitUntil } from "./faults.ts";

@@ -6,7 +6,7 @@
 import type { Sql as Pool } from "../../src/database/client.ts";
 import type { ProductCostRow } from "../../src/reads/answer-rows.ts";
 import { productCostsStatement } from "../../src/reads/product-costs.ts";
-import { rowsJson } from "../../src/body/row-json.ts";
+import { rowsJson } from "../../src/body/encode.ts";
 import naiveQuery from "../db/naive_product_costs.sql" with { type: "text" };
 import { COLUMNS, type SEGMENTS, type Sql } from "./random-writes.ts";
 

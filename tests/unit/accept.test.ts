@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { preferredRowFormat } from "../../src/query/accept.ts";
+import { preferredRowFormat } from "../../src/query/answer-key.ts";
 
 describe("the Accept header picks CSV only when a range naming text (text/csv or text/*) ranks it above JSON", () => {
   test.each([

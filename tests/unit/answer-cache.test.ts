@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { gunzipSync, brotliDecompressSync } from "node:zlib";
 import { createAnswerCache, type AnswerCache } from "../../src/answer/answer-cache.ts";
 import type { CachedAnswer } from "../../src/body/kept-file.ts";
-import { compressor } from "../../src/body/compression.ts";
+import { compressor } from "../../src/body/body.ts";
 import { KeptFile } from "../../src/body/kept-file.ts";
 
 const directory = mkdtempSync(join(tmpdir(), "answer-cache-test-"));

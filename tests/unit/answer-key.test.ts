@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import type { Static } from "@sinclair/typebox";
 import type { ProductCostQuery } from "../../src/query/product-cost-params.ts";
 import { answerKey, QUERY_FIELDS } from "../../src/query/answer-key.ts";
-import { ProductCostsQuery } from "../../src/query/schemas.ts";
+import { ProductCostsQuery } from "../../src/query/product-cost-params.ts";
 
 const query: ProductCostQuery = { monthFrom: "2026-10-01", monthTo: "2026-10-31", segment: "normal" };
 const BUILD = "0.1.0 abc";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { bearerCredentials, pythonStrip } from "../../src/key/bearer.ts";
+import { bearerCredentials, pythonStrip } from "../../src/key/api-keys.ts";
 
 describe("bearerCredentials parses like FastAPI's HTTPBearer(auto_error=False)", () => {
   test.each([

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { calendarPeriodOf } from "../../src/reads/calendar-period.ts";
+import { calendarPeriodOf } from "../../src/reads/product-costs.ts";
 
 describe("calendarPeriodOf", () => {
   test.each([

@@ -1,7 +1,7 @@
 // The edge store (src/reads/edges/edge-store.ts): bounded in bytes, least recently used out, and never
 // mixing the numbers of two sets of slots.
 import { expect, test } from "bun:test";
-import { catalogueOf, edgeOf, rangeRows } from "../../src/reads/edges/edges.ts";
+import { catalogueOf, edgeOf, rangeRows } from "../../src/reads/edges/range-read.ts";
 import { EdgeStore, edgeBytes, emptyEdge } from "../../src/reads/edges/edge-store.ts";
 
 const bytes = (s: string | null) => (s === null ? null : Buffer.from(s));

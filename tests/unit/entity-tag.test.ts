@@ -2,7 +2,7 @@
 // `*`, W/ and malformed headers; If-Match: §13.1.1's strong comparison. The tags themselves: answer-key.test.ts.
 
 import { describe, expect, test } from "bun:test";
-import { matchHolds, noneMatchHits } from "../../src/answer/entity-tag.ts";
+import { matchHolds, noneMatchHits } from "../../src/answer/conditions.ts";
 
 describe("If-None-Match", () => {
   const current = ['"s-json-br"', '"s-json"'];

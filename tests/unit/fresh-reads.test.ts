@@ -4,7 +4,7 @@
 // leave stops the read.
 
 import { expect, test } from "bun:test";
-import { freshReads } from "../../src/answer/fresh-reads.ts";
+import { freshReads } from "../../src/answer/answer-reads.ts";
 
 /** A read per call, each finished by hand: `started` lists the reads begun, in order. */
 function manualReads() {

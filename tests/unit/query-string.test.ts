@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { lastValues, parseQueryString } from "../../src/query/query-string.ts";
+import { lastValues, parseQueryString } from "../../src/query/product-cost-params.ts";
 
 const vectors = readFileSync(join(import.meta.dir, "../fixtures/parse-qsl-vectors.jsonl"), "utf8")
   .trim()

@@ -1,7 +1,7 @@
 // Which raw paths hold a dot segment, and which resolved paths left the pattern Bun's router
 // matched (src/edge/raw-routes.ts); the wire behaviour is tests/http/dot-segments.test.ts.
 import { expect, test } from "bun:test";
-import { hasDotSegment, leftItsRawRoute, rawRoutePatterns } from "../../src/edge/raw-routes.ts";
+import { hasDotSegment, leftItsRawRoute, rawRoutePatterns } from "../../src/edge/routes.ts";
 
 test.each([
   ["/a/../b", true],

@@ -1,7 +1,7 @@
 // The request target as the service reads it from the URL Bun builds: absolute with a Host
 // Bun could parse, the bare target without one, the authority for CONNECT.
 import { expect, test } from "bun:test";
-import { internalUrl, requestTarget } from "../../src/request/request-target.ts";
+import { internalUrl, requestTarget } from "../../src/request/exchange.ts";
 
 test.each([
   ["http://127.0.0.1:8080/external/v1/product-costs?a=1", { path: "/external/v1/product-costs", query: "a=1" }],

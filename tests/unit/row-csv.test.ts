@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../../src/reads/answer-rows.ts";
-import { CSV_HEADER, rowsCsv } from "../../src/body/row-csv.ts";
+import { CSV_HEADER, rowsCsv } from "../../src/body/encode.ts";
 
 type Fields = Record<(typeof PRODUCT_COST_COLUMNS)[number], string | null>;
 const fields = (over: Partial<Fields> = {}): Fields => ({

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { PRODUCT_COST_COLUMNS, type ProductCostRow } from "../../src/reads/answer-rows.ts";
-import { rowsJson } from "../../src/body/row-json.ts";
+import { rowsJson } from "../../src/body/encode.ts";
 import { testSeed } from "../support/seed.ts";
 
 type Fields = Record<(typeof PRODUCT_COST_COLUMNS)[number], string | null>;

@@ -1,0 +1,102 @@
+// GET /external/v1/product-costs, stage by stage: the one page that lists what a request goes
+// through, in order. Each stage is a function in the folder of src/ it names; a failure is thrown as a value
+// (src/failures.ts) and made into its response in one place, the request's exchange (exchange.ts:
+// `failed`), reached through Elysia's error hook (edge/error-handler.ts).
+//
+//   edge        edge/server.ts, before Elysia: the target read once (never the Host header),
+//               dot segments, sizes (414/431), the trailing-slash redirect (307)
+//   key         key/bearer.ts: 503 no key configured → 401 → 429
+//   query       Elysia decodes the query through the route's TypeBox schema into the question
+//               (query/product-cost-params.ts: 422 in Pydantic's words), then its range (400)
+//   plan        query/answer-key.ts: the answer's one key (the question, the format Accept
+//               prefers); answer/answer-reads.ts: its reads, from the rollup or the daily rows
+//   conditions  the answer's version, then answer/conditions.ts: 412 / 304, no row read
+//   answer      answer/product-costs-answer.ts: the bytes kept for this version, or the rows
+//               read (a rendered month, the rollup, the daily rows) and kept as they pass
+//   encode      body/encode.ts: JSON or CSV; body/body.ts: gzip or brotli
+//   send        body/body.ts: read ahead of a slow client, then at its pace; the exchange
+//               logs the request once its last byte is sent
+//
+// Elysia runs the stages up to the query: its lifecycle orders them (`onTransform` and `derive`
+// run before its query check, so an unauthenticated caller learns nothing of validation), and
+// its schema is the one the document shows. The edge stays outside it: Elysia would read the
+// target from the URL Bun repaired (dot segments resolved, the Host header in it) and answer a
+// trailing slash as the route itself.
+
+import type { StaticDecode } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import { checkedKey, type ApiKeyRing } from "../key/api-keys.ts";
+import type { RateLimiter } from "../key/rate-limit.ts";
+import { checkedRange, lastValues, ProductCostsQuery } from "../query/product-cost-params.ts";
+import { answerKey, chooseEncoding, preferredRowFormat, type AnswerKey } from "../query/answer-key.ts";
+import type { AnswerReads } from "../answer/answer-reads.ts";
+import { notModifiedFor } from "../answer/conditions.ts";
+import { sendAnswer, type AnswerParts } from "../answer/product-costs-answer.ts";
+import { exchangeOf } from "../request/exchange.ts";
+import { PRODUCT_COSTS_PATH } from "../edge/routes.ts";
+import { PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
+
+/** What the stages use, each given only its own. */
+export interface PipelineParts {
+  /** The active keys; a function so that SIGHUP can swap them without a restart. */
+  keys: () => ApiKeyRing;
+  /** Per-key requests per minute (429 RATE_LIMITED); none when absent. */
+  rateLimiter?: RateLimiter;
+  /** MAX_RANGE_DAYS (0: no limit). */
+  maxRangeDays: number;
+  /** The reads of one request's answer (answer/answer-reads.ts). */
+  reads: (key: AnswerKey, signal: AbortSignal) => AnswerReads;
+  /** The answer cache, the build, the read-ahead budget (answer/product-costs-answer.ts). */
+  answer: AnswerParts;
+}
+
+/** The endpoint's route: its stages in the order they run. */
+export function productCostsPipeline(parts: PipelineParts) {
+  return (
+    new Elysia()
+      // edge: the request's own state (its exchange, made in edge/server.ts), a value every
+      // stage below is given; the query read as Starlette reads it, from the target the edge read
+      // (Elysia's own parse differs on `??`, `#`, bad escapes).
+      .onTransform((ctx) => {
+        ctx.query = Object.fromEntries(lastValues(exchangeOf(ctx.request).target.query));
+      })
+      .derive(({ request }) => ({ exchange: exchangeOf(request) }))
+      // key
+      .derive(({ request, exchange }) => {
+        exchange.key = checkedKey(parts.keys(), parts.rateLimiter, request.headers.get("authorization"));
+        return {};
+      })
+      .get(
+        PRODUCT_COSTS_PATH,
+        async ({ request, query, exchange }) => {
+          // query: the question the schema decoded (a 422 otherwise), then its range. (Elysia types
+          // `query` as the schema's input; what it hands over is the decoded value.)
+          const question = checkedRange(query as unknown as StaticDecode<typeof ProductCostsQuery>, parts.maxRangeDays);
+          // plan
+          const key = (exchange.answer = answerKey(question, preferredRowFormat(request.headers.get("accept"))));
+          const reads = parts.reads(key, exchange.signal);
+          // conditions: the answer's version (null: the daily rows answer), then 412 / 304
+          const versioned = await reads.version();
+          const wanted = chooseEncoding(request.headers.get("accept-encoding"));
+          const unchanged = notModifiedFor(request.headers, key, versioned, parts.answer.build, wanted);
+          if (unchanged) return unchanged;
+          // answer, encode, send
+          return await sendAnswer(parts.answer, { key, reads, versioned, wanted, exchange });
+        },
+        {
+          query: ProductCostsQuery,
+          detail: {
+            summary: "List product costs",
+            description:
+              "Four cost columns per product, summed over the inclusive date range [month_from, month_to]. " +
+              "null means not costed; 0 is a costed zero.",
+            security: [{ bearerAuth: [] }],
+            tags: ["product costs"],
+            // Written out (not derived from a `response` map) so that each status lists the
+            // content types actually sent: the 200 is JSON or CSV, every error is JSON.
+            responses: PRODUCT_COSTS_RESPONSES,
+          },
+        },
+      )
+  );
+}
