@@ -20,8 +20,8 @@ import { OVERLOADED } from "../failures.ts";
 export interface AnswerReads {
   /** The answer's version, read before any row; null where the rows come from the daily rows (no version). */
   version(): Promise<AnswerVersion | null>;
-  /** The rows: from the rollup, unless `daily` or the rollup cannot be read now; which one answered. */
-  read(daily: boolean): Promise<{ daily: boolean; read: ProductCostRead }>;
+  /** The rows: from the rollup, unless `daily` or the rollup cannot be read now; which one answered. `retry` false: not read again if they fail while they open (read.ts). */
+  read(daily: boolean, retry?: boolean): Promise<{ daily: boolean; read: ProductCostRead }>;
 }
 
 /** The deadlines every read of a request keeps, version and rows alike (read.ts). */
@@ -64,9 +64,10 @@ export function answerReads(deps: AnswerReadsDeps): (key: AnswerKey, signal: Abo
 
   return (key, signal) => {
     // A slot first (admission), then the guard, then the read: src/reads/read.ts owns all three.
-    const rows = (daily: boolean) =>
+    const rows = (daily: boolean, retry = true) =>
       readProductCosts(sql, key.query, {
         ...deadlines(signal),
+        retry,
         slots: admission,
         guard: daily ? deps.guard : rollup,
         batchSize: deps.rows.batchSize ?? 2000,
@@ -85,15 +86,15 @@ export function answerReads(deps: AnswerReadsDeps): (key: AnswerKey, signal: Abo
           throw err;
         }
       },
-      async read(daily) {
+      async read(daily, retry) {
         if (!daily) {
           try {
-            return { daily: false, read: await rows(false) };
+            return { daily: false, read: await rows(false, retry) };
           } catch (err) {
             if (!turned(err)) throw err;
           }
         }
-        return { daily: true, read: await rows(true) };
+        return { daily: true, read: await rows(true, retry) };
       },
     };
   };

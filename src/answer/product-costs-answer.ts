@@ -1,4 +1,4 @@
-// The answer, encode and send stages of GET /external/v1/product-costs (src/pipeline.ts), once
+// The answer, encode and send stages of GET /external/v1/product-costs (src/service/pipeline.ts), once
 // its conditions let it through (conditions.ts): the 200 and its body, from
 //   the answer cache, when it holds this version (its bytes; each compression made once);
 //   otherwise the database read (answer-reads.ts), streamed by body.ts, its bytes kept for the
@@ -6,9 +6,11 @@
 //   2 s) instead of making their own;
 //   read from the daily rows (no version): read, never kept.
 // A read that a session's end, a standby's recovery conflict or a lock conflict stops before
-// the first byte is read once more (not kept: the requests waiting for it read for themselves).
-// Every 200 says its representation's ETag (conditions.ts) and the validators of the version its
-// body is at (conditions.ts); one from the daily rows says neither.
+// the first byte is read once more, on a new session, once at most: by read.ts while it opens,
+// else here while its body is read ahead (then not kept: the requests waiting for it read for
+// themselves).
+// Every 200 says its representation's ETag and the validators of the version its body is at
+// (conditions.ts); one from the daily rows says neither.
 
 import type { AnswerVersion } from "../reads/product-costs.ts";
 import { isRetryableRead } from "../database/errors.ts";
@@ -68,7 +70,18 @@ export async function sendAnswer(parts: AnswerParts, planned: PlannedAnswer): Pr
     exchange.rows = answer.rows;
     sent = await send(parts, planned, { kept: answer, encoded: (coding) => cache!.encoded(answer, coding) }, versioned);
   } else {
-    sent = await onceMoreIfRetryable(exchange, (first) => readAndSend(parts, planned, first ? keep : undefined));
+    // Opened (read.ts retries a read that fails while it opens), then sent: a failure while
+    // its body is read ahead, before the first byte, is read once more, unless the read
+    // retried already: one retry a read, never more (a new session each time).
+    const rows = await openRows(parts, planned, keep, true);
+    try {
+      sent = await send(parts, planned, rows.source, rows.at);
+    } catch (err) {
+      if (!isRetryableRead(err) || exchange.signal.aborted || rows.retried) throw err;
+      exchange.retriedAfter = err;
+      const again = await openRows(parts, planned, undefined, false); // not kept: the requests waiting for it read for themselves
+      sent = await send(parts, planned, again.source, again.at);
+    }
   }
   exchange.streaming(sent.outcome);
   return sent.response;
@@ -85,19 +98,24 @@ async function send(parts: AnswerParts, { key, wanted, exchange }: PlannedAnswer
   return sent;
 }
 
-/** The rows from the database, sent once read (body.ts), and kept when `done` is given. */
-async function readAndSend(parts: AnswerParts, planned: PlannedAnswer, done?: (answer: CachedAnswer | undefined) => void) {
+/**
+ * The rows from the database, opened (their first batch read), and kept as they are sent when
+ * `done` is given; `retry`: whether read.ts may read them again if they fail while they open.
+ */
+async function openRows(parts: AnswerParts, planned: PlannedAnswer, done: ((answer: CachedAnswer | undefined) => void) | undefined, retry: boolean) {
   const { key, exchange } = planned;
   const daily = planned.versioned === null;
   if (daily) exchange.source = "daily";
   let source: ChunkStream;
   let at: AnswerVersion | null;
   let opened: Pick<ChunkStream, "close"> | undefined; // the read, closed here until the body takes it
+  let retried: boolean;
   try {
     const asked = performance.now();
-    const answered = await planned.reads.read(daily);
+    const answered = await planned.reads.read(daily, retry);
     opened = answered.read.read;
     exchange.firstRowsMs = performance.now() - asked;
+    retried = answered.read.read.retriedAfter !== undefined;
     exchange.retriedAfter ??= answered.read.read.retriedAfter;
     const rows = rowsSource(answered.read, key.format, exchange);
     source = rows;
@@ -128,7 +146,8 @@ async function readAndSend(parts: AnswerParts, planned: PlannedAnswer, done?: (a
     void opened?.close(err);
     throw err;
   }
-  return await send(parts, planned, source, at); // the body's from here: a failure has closed the source (and so given up keeping)
+  // The body's from here: a failure while it is sent closes the source (and so gives up keeping).
+  return { source, at, retried };
 }
 
 /** The answer another request is reading, or undefined if it fails, is not kept, or takes too long (or this client leaves). */
@@ -145,20 +164,5 @@ async function waitFor(answer: Promise<CachedAnswer | undefined>, signal: AbortS
   } finally {
     clearTimeout(timer);
     signal.removeEventListener("abort", onAbort!);
-  }
-}
-
-/**
- * `attempt`, and once more when it failed before sending anything for a reason a new session
- * may not meet: a session the server ended, a standby's recovery conflict or a lock conflict, is read past once,
- * on a session of its own (read.ts does the same for a first batch).
- */
-async function onceMoreIfRetryable<T>(exchange: Exchange, attempt: (first: boolean) => Promise<T>): Promise<T> {
-  try {
-    return await attempt(true);
-  } catch (err) {
-    if (!isRetryableRead(err) || exchange.signal.aborted) throw err;
-    exchange.retriedAfter = err;
-    return await attempt(false);
   }
 }

@@ -1,5 +1,5 @@
 // The shape of an answer's rows as every read gives them (product-costs.ts, the edges'
-// arithmetic in edges.ts) and every encoder takes them (src/body/encode.ts):
+// arithmetic in src/reads/edges/range-read.ts) and every encoder takes them (src/body/encode.ts):
 // its own module, so that the reads and the edges share it without importing each other.
 
 /**

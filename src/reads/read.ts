@@ -60,6 +60,11 @@ export interface ReadOptions {
   slots?: Slots;
   /** None: every read tries the database. */
   guard?: DatabaseGuard;
+  /**
+   * false: a failure while the read opens is not tried again (it is the second try of an
+   * answer already read once before its first byte: product-costs-answer.ts). Default true.
+   */
+  retry?: boolean;
 }
 
 /**
@@ -275,8 +280,10 @@ class DatabaseRead<T> implements Read<T> {
           // A connection that died while idle (database restarted) fails its next query once; a
           // stray cancel (one sent for an earlier query on this connection), a standby's recovery
           // conflict and a lock conflict (a deadlock's victim, a lock timeout) likewise. The read
-          // is idempotent, so one retry on a fresh session hides that.
-          if (!retried && (isRetryableRead(err) || isStrayCancel(err))) {
+          // is idempotent, so one retry on a fresh session hides that. The one retry of a read:
+          // an answer whose read fails after it opened, before its first byte, is read once more
+          // only when this one did not retry (product-costs-answer.ts), and then without one.
+          if (!retried && this.options.retry !== false && (isRetryableRead(err) || isStrayCancel(err))) {
             this.retriedAfter = err;
             continue;
           }
