@@ -326,12 +326,13 @@ export function internalUrl(target: RequestTarget): string {
   return new URL(INTERNAL_ORIGIN + target.path + (target.query === undefined ? "" : "?" + target.query)).href;
 }
 
-// Makes every response the service sends but a 200's streamed body (src/body/body.ts) and
-// the pages of the libraries it serves (/docs, /openapi.json, /metrics' text), so that each one
-// carries the same headers: application/json with no charset (as Starlette sends it), no
-// caching, no sniffing. A failure is answered through `failureResponse` alone, with what
-// failures.ts says it means: the handler's refusals (400, 404, 414, 431), Elysia's (404, 405,
-// 422), the endpoint's (401, 400, 412, 429, 503) and the last resort's 500 alike.
+// Every response the service sends is made here, so that each one carries the same headers:
+// application/json with no charset (as Starlette sends it), no caching, no sniffing; the 200's
+// head (its body is src/body/body.ts's), the 304 and the 307, and the pages of the libraries it
+// serves (/docs, /openapi.json, /metrics' text) with their own. A failure is answered through
+// `failureResponse` alone, with what failures.ts says it means: the handler's refusals (400,
+// 404, 414, 431), Elysia's (404, 405, 422), the endpoint's (401, 400, 412, 429, 503) and the
+// last resort's 500 alike.
 
 export const JSON_TYPE = "application/json";
 
@@ -382,6 +383,11 @@ export function failureResponse(failure: Failure, headers: Record<string, string
 /** A 200 whose body src/body/body.ts sends (streamed, or kept bytes), with the headers it made. */
 export function okResponse(body: ConstructorParameters<typeof Response>[0], headers: Headers): Response {
   return new Response(body, { status: 200, headers });
+}
+
+/** A page of a library the service serves (/docs and its assets, /openapi.json, /metrics' text): its own type and caching, as given. */
+export function pageResponse(body: ConstructorParameters<typeof Response>[0], headers: Record<string, string>): Response {
+  return new Response(body, { headers });
 }
 
 /** 304 Not Modified: no body, the validators of the representation the client holds. */

@@ -16,7 +16,7 @@ import { VERSION } from "../version.ts";
 import { CSV_HEADER } from "../body/encode.ts";
 import { PRODUCT_COSTS_PATH } from "../edge/routes.ts";
 import { DetailCode, ProductCostRow, ValidationErrorBody, ValidationErrorItem } from "../query/product-cost-params.ts";
-import { temporaryRedirect } from "../request/exchange.ts";
+import { pageResponse, temporaryRedirect } from "../request/exchange.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -303,7 +303,7 @@ export function apiDocs() {
             components: { ...COMPONENTS, schemas: { ...components.schemas, ...COMPONENTS.schemas } },
           };
         }
-        return Response.json(document);
+        return pageResponse(JSON.stringify(document), { "content-type": "application/json;charset=utf-8" });
       },
       hidden,
     )
@@ -314,23 +314,19 @@ export function apiDocs() {
         // browser to /docs, relatively, so that a sub-path in front of the service is kept.
         new URL(request.url).pathname.endsWith("/")
           ? temporaryRedirect("../docs")
-          : new Response(DOCS_PAGE, {
-          headers: {
-            "content-type": "text/html; charset=utf-8",
-            "cache-control": "no-cache",
-            "x-content-type-options": "nosniff",
-            "content-security-policy": DOCS_CSP,
-          },
-        }),
+          : pageResponse(DOCS_PAGE, {
+              "content-type": "text/html; charset=utf-8",
+              "cache-control": "no-cache",
+              "x-content-type-options": "nosniff",
+              "content-security-policy": DOCS_CSP,
+            }),
       hidden,
     );
   for (const [path, asset] of Object.entries(DOCS_ASSETS)) {
     app = app.get(
       path,
       () =>
-        new Response(Bun.file(asset.file), {
-          headers: { "content-type": asset.type, "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff" },
-        }),
+        pageResponse(Bun.file(asset.file), { "content-type": asset.type, "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff" }),
       hidden,
     );
   }

@@ -4,6 +4,7 @@
 import { Elysia } from "elysia";
 import { PROMETHEUS_TEXT_TYPE } from "../ops/registry.ts";
 import type { ServiceMetrics } from "./service-metrics.ts";
+import { pageResponse } from "../request/exchange.ts";
 
 export const METRICS_PATH = "/metrics";
 
@@ -12,7 +13,7 @@ export function metricsRoute(metrics: ServiceMetrics | undefined) {
   if (!metrics) return app;
   return app.get(
     METRICS_PATH,
-    async () => new Response(await metrics.render(), { headers: { "content-type": PROMETHEUS_TEXT_TYPE, "cache-control": "no-store" } }),
+    async () => pageResponse(await metrics.render(), { "content-type": PROMETHEUS_TEXT_TYPE, "cache-control": "no-store" }),
     { detail: { hide: true } },
   );
 }
