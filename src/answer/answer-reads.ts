@@ -13,7 +13,6 @@ import type { EdgeWarmer } from "../reads/edges/range-read.ts";
 import { RollupUnreadableError, rollupGuard, type SourceChoice } from "../reads/read-source.ts";
 import type { ReadOptions, Slots } from "../reads/read.ts";
 import type { AnswerKey } from "../query/answer-key.ts";
-import { DEFAULTS } from "../settings/config.ts";
 import { OVERLOADED } from "../failures.ts";
 
 /** The reads of one request's answer. */
@@ -190,9 +189,6 @@ export interface Admission extends Slots {
   /** Whether any read runs or waits now, and how many slots were granted so far (the edge warmer reads only while none does). */
   activity(): { busy: boolean; begun: number };
 }
-
-// For an app given none: the settings' defaults (DB_POOL_MAX, REQUEST_QUEUE_MAX, ...).
-export const ADMISSION_DEFAULTS = { maxConcurrent: DEFAULTS.dbPoolMax, maxQueued: DEFAULTS.requestQueueMax, queueTimeoutMs: DEFAULTS.requestQueueTimeoutMs };
 
 // Retry-After of an OVERLOADED answer, in seconds.
 const RETRY_AFTER_SECONDS = 1;
