@@ -15,7 +15,7 @@ function routeNotMatched(request: Request, routes: readonly { method: string; pa
   return allow ? METHOD_NOT_ALLOWED(allow) : NOT_FOUND();
 }
 
-/** The 422 items of a query the schema's check rejected (a parameter missing): every parameter's, as Pydantic lists them. */
+/** The 422 items of a query the schema rejected: every parameter's, as Pydantic lists them. */
 function rejected(params: RawParams) {
   const verdict = questionOf(params);
   return "items" in verdict ? verdict.items : [];
@@ -26,7 +26,6 @@ export function createErrorHandler(routes: () => readonly { method: string; path
   return ({ code, error, request }: { code: unknown; error: unknown; request: Request }): Response => {
     const exchange = exchangeOf(request);
     // Only the query's: a response that failed its schema is our fault, a 500.
-    // (A date or segment Pydantic rejects fails the schema's decode: its 422 is thrown as it is.)
     if (error instanceof ValidationError && error.type === "query") return exchange.failed(VALIDATION_FAILED(rejected(error.value as RawParams)));
     if (code === "NOT_FOUND") return exchange.failed(routeNotMatched(request, routes()));
     return exchange.failed(error);

@@ -4,7 +4,7 @@
 
 import { createHash } from "node:crypto";
 import type { Static } from "@sinclair/typebox";
-import type { ProductCostQuery, ProductCostsParams } from "./product-cost-params.ts";
+import type { ProductCostQuery, ProductCostsQuery } from "./product-cost-params.ts";
 
 // The one key of an answer of GET /external/v1/product-costs: made once per request from the
 // validated query and the representation the request chose, and the only source of what
@@ -13,7 +13,7 @@ import type { ProductCostQuery, ProductCostsParams } from "./product-cost-params
 // the build, the version and the coding) and the CSV file name.
 //
 // Every parameter of the route's schema is in it. QUERY_FIELDS names each parameter of
-// ProductCostsParams and the field it becomes: a parameter added to the schema but not there is
+// ProductCostsQuery and the field it becomes: a parameter added to the schema but not there is
 // a type error, and tests/unit/answer-key.test.ts checks that a change of any one of them
 // changes every key.
 //
@@ -26,7 +26,7 @@ import type { ProductCostQuery, ProductCostsParams } from "./product-cost-params
 
 /** Each parameter of the route's schema and the field of the validated query it becomes, in the schema's order. */
 export const QUERY_FIELDS = { month_from: "monthFrom", month_to: "monthTo", segment: "segment" } as const satisfies Record<
-  keyof Static<typeof ProductCostsParams>,
+  keyof Static<typeof ProductCostsQuery>,
   keyof ProductCostQuery
 >;
 // And the other way round: a field of the validated query that no parameter gives is a type error here.

@@ -6,8 +6,9 @@
 //   edge        edge/server.ts, before Elysia: the target read once (never the Host header),
 //               dot segments, sizes (414/431), the trailing-slash redirect (307)
 //   key         key/bearer.ts: 503 no key configured → 401 → 429
-//   query       Elysia decodes the query through the route's TypeBox schema into the question
-//               (query/product-cost-params.ts: 422 in Pydantic's words), then its range (400)
+//   query       Elysia checks the query against the route's TypeBox schema (422 in Pydantic's
+//               words); query/product-cost-params.ts: the question (each date parsed once), its
+//               range (400)
 //   plan        query/answer-key.ts: the answer's one key (the question, the format Accept
 //               prefers); answer/answer-reads.ts: its reads, from the rollup or the daily rows
 //   conditions  the answer's version, then answer/conditions.ts: 412 / 304, no row read
@@ -23,11 +24,10 @@
 // target from the URL Bun repaired (dot segments resolved, the Host header in it) and answer a
 // trailing slash as the route itself.
 
-import type { StaticDecode } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { checkedKey, type ApiKeyRing } from "../key/api-keys.ts";
 import type { RateLimiter } from "../key/rate-limit.ts";
-import { checkedRange, lastValues, ProductCostsQuery } from "../query/product-cost-params.ts";
+import { checkedQuestion, lastValues, ProductCostsQuery } from "../query/product-cost-params.ts";
 import { answerKey, chooseEncoding, preferredRowFormat, type AnswerKey } from "../query/answer-key.ts";
 import type { AnswerReads } from "../answer/answer-reads.ts";
 import { notModifiedFor } from "../answer/conditions.ts";
@@ -69,9 +69,8 @@ export function productCostsPipeline(parts: PipelineParts) {
       .get(
         PRODUCT_COSTS_PATH,
         async ({ request, query, exchange }) => {
-          // query: the question the schema decoded (a 422 otherwise), then its range. (Elysia types
-          // `query` as the schema's input; what it hands over is the decoded value.)
-          const question = checkedRange(query as unknown as StaticDecode<typeof ProductCostsQuery>, parts.maxRangeDays);
+          // query: the parameters the schema accepted (a 422 otherwise), as the question; its range
+          const question = checkedQuestion(query, parts.maxRangeDays);
           // plan
           const key = (exchange.answer = answerKey(question, preferredRowFormat(request.headers.get("accept"))));
           const reads = parts.reads(key, exchange.signal);
