@@ -68,6 +68,7 @@ export async function sendAnswer(parts: AnswerParts, planned: PlannedAnswer): Pr
   if (kept) {
     const answer = kept;
     exchange.rows = answer.rows;
+    exchange.source = "kept";
     sent = await send(parts, planned, { kept: answer, encoded: (coding) => cache!.encoded(answer, coding) }, versioned);
   } else {
     // Opened (read.ts retries a read that fails while it opens), then sent: a failure while
@@ -95,6 +96,7 @@ export async function sendAnswer(parts: AnswerParts, planned: PlannedAnswer): Pr
 async function send(parts: AnswerParts, { key, wanted, exchange }: PlannedAnswer, source: BodySource, at: AnswerVersion | null) {
   const sent = await sendOk({ ...answerHeaders(key), ...validatorsOf(at) }, source, { wanted, signal: exchange.signal, budget: parts.budget });
   if (at) sent.response.headers.set("etag", key.tags(parts.build, at.version)(sent.coding));
+  exchange.coding = sent.coding;
   return sent;
 }
 
@@ -105,7 +107,6 @@ async function send(parts: AnswerParts, { key, wanted, exchange }: PlannedAnswer
 async function openRows(parts: AnswerParts, planned: PlannedAnswer, done: ((answer: CachedAnswer | undefined) => void) | undefined, retry: boolean) {
   const { key, exchange } = planned;
   const daily = planned.versioned === null;
-  if (daily) exchange.source = "daily";
   let source: ChunkStream;
   let at: AnswerVersion | null;
   let opened: Pick<ChunkStream, "close"> | undefined; // the read, closed here until the body takes it
@@ -117,13 +118,13 @@ async function openRows(parts: AnswerParts, planned: PlannedAnswer, done: ((answ
     exchange.firstRowsMs = performance.now() - asked;
     retried = answered.read.read.retriedAfter !== undefined;
     exchange.retriedAfter ??= answered.read.read.retriedAfter;
+    exchange.source = answered.read.from;
     const rows = rowsSource(answered.read, key.format, exchange);
     source = rows;
     // Read from the daily rows (asked for, or the rollup could not be read after all: a table
     // dropped meanwhile): exact, with no version to say what they are, so not kept.
     at = answered.read.version ?? null;
     if (!at) {
-      exchange.source = "daily";
       done?.(undefined);
       done = undefined;
     }
@@ -137,7 +138,9 @@ async function openRows(parts: AnswerParts, planned: PlannedAnswer, done: ((answ
           // Kept under the version of the rows' own snapshot: a request that asked for another
           // (the waiting ones included) does not find it. The waiting requests find the kept
           // entry itself: its compressed forms are shared.
-          keep(chunkSizes && parts.cache!.put(key.cached, { version: keptAt, body: file, chunkSizes, rows: exchange.rows ?? 0 }));
+          const entry = chunkSizes && parts.cache!.put(key.cached, { version: keptAt, body: file, chunkSizes, rows: exchange.rows ?? 0 });
+          if (entry) exchange.kept = true;
+          keep(entry);
         });
       }
     }

@@ -161,13 +161,13 @@ export function createHandler(app: RoutedApp, logger: Logger, options: HandlerOp
       if (response.status >= 400 && response.body && bodyBytesOf(response) === undefined) {
         response = bodyWithSize(new Uint8Array(await response.arrayBuffer()), response);
       }
-      response.headers.set("x-request-id", exchange.id);
+      for (const [name, value] of Object.entries(exchange.responseHeaders())) response.headers.set(name, value);
       // Every answer says these, routes served by a library (/openapi.json, /docs) included;
       // one that set its own Cache-Control (the endpoint's 200 and 304) keeps it.
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) if (!response.headers.has(name)) response.headers.set(name, value);
       for (const [name, value] of Object.entries(headers ?? {})) response.headers.set(name, value);
     } catch (err) {
-      response = exchange.failed(err, { "x-request-id": exchange.id, ...headers });
+      response = exchange.failed(err, { ...exchange.responseHeaders(), ...headers });
     }
     if (arrived.method === "HEAD") completeHeadAnswer(response);
     exchange.sent(request, response);

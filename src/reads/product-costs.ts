@@ -3,9 +3,10 @@
 // For exactly one calendar month, quarter or year in JSON, the answer the last refresh
 // rendered (sql/queries/product_costs_rendered.sql) when the change log says it still holds;
 // otherwise, and for every other range, its rows: one day's from its daily rows; any other
-// range's from two edges held by the service when that is the cheaper read (range-read.ts,
-// edges.ts), else from sql/queries/product_costs.sql (and its missing edges then read in the
-// background: edge-warmer.ts); from the daily rows while the rollup cannot be read as edges.
+// range's from two edges held by the service when that is the cheaper read
+// (edges/range-read.ts), else from sql/queries/product_costs.sql (and its missing edges then
+// read in the background: the edge warmer); from the daily rows while the rollup cannot be read
+// as edges.
 
 import lockDailyRead from "../../sql/queries/lock_daily_read.sql" with { type: "text" };
 import lockRollupRead from "../../sql/queries/lock_rollup_read.sql" with { type: "text" };
@@ -27,7 +28,10 @@ import type { ProductCostRow, RenderedChunk } from "./answer-rows.ts";
  * from the rollup, the version of the answers at the snapshot the rows were read in (none
  * from the daily rows).
  */
-export type ProductCostRead = ({ kind: "rows"; read: Read<ProductCostRow> } | { kind: "rendered"; read: Read<RenderedChunk> }) & { version?: AnswerVersion };
+/** Where a read's rows come from: a rendered calendar period, two edges (held or read), the range's statement over the rollup, or the daily rows. */
+export type ReadFrom = "rendered" | "edges" | "rollup" | "daily";
+
+export type ProductCostRead = ({ kind: "rows"; read: Read<ProductCostRow> } | { kind: "rendered"; read: Read<RenderedChunk> }) & { version?: AnswerVersion; from: ReadFrom };
 
 export interface ProductCostReadOptions extends ReadOptions {
   batchSize: number;
@@ -119,7 +123,7 @@ const HOLD_NOTHING = new EdgeStore(0);
 export async function readProductCosts(sql: Sql, q: ProductCostQuery, options: ProductCostReadOptions): Promise<ProductCostRead> {
   if (options.daily) {
     const snapshot: Snapshot = { lock: lockDailyRead };
-    return { kind: "rows", read: await openRead<ProductCostRow>(sql, [{ statement: dailyCostsStatement(q), batchSize: options.batchSize }], options, snapshot) };
+    return { kind: "rows", read: await openRead<ProductCostRow>(sql, [{ statement: dailyCostsStatement(q), batchSize: options.batchSize }], options, snapshot), from: "daily" };
   }
   const store = options.edges ?? HOLD_NOTHING;
   // One day, and any range when nothing is held between reads (EDGE_CACHE_MB=0): one
@@ -131,7 +135,7 @@ export async function readProductCosts(sql: Sql, q: ProductCostQuery, options: P
     const rendered = options.rendered ? renderedAnswerStatement(q) : undefined;
     const read = await openRead<ProductCostRow | RenderedChunk>(sql, rendered ? [{ statement: rendered, batchSize: RENDERED_CHUNKS_PER_BATCH }, rows] : [rows], options, snapshot);
     const version = versionOf(read.head!);
-    return rendered && read.answered === 0 ? { kind: "rendered", read: read as Read<RenderedChunk>, version } : { kind: "rows", read: read as Read<ProductCostRow>, version };
+    return rendered && read.answered === 0 ? { kind: "rendered", read: read as Read<RenderedChunk>, version, from: "rendered" } : { kind: "rows", read: read as Read<ProductCostRow>, version, from: "rollup" };
   }
   // Else the head first (range_facts.sql: the version, and the keys of what the range needs),
   // and what to read chosen from it: one round trip more.
@@ -139,11 +143,11 @@ export async function readProductCosts(sql: Sql, q: ProductCostQuery, options: P
   let plan: ReturnType<typeof rollupPlan> | undefined;
   const read = await openRead<ProductCostRow | RenderedChunk | RawRow[][]>(sql, (head) => (plan = rollupPlan(q, factsOf(head), options, store)).attempts, options, snapshot);
   const version = versionOf(read.head!);
-  if (plan!.rendered && read.answered === 0) return { kind: "rendered", read: read as Read<RenderedChunk>, version };
+  if (plan!.rendered && read.answered === 0) return { kind: "rendered", read: read as Read<RenderedChunk>, version, from: "rendered" };
   if (plan!.warm) options.warmer?.offer(q);
-  if (!plan!.edges) return { kind: "rows", read: read as Read<ProductCostRow>, version };
+  if (!plan!.edges) return { kind: "rows", read: read as Read<ProductCostRow>, version, from: "rollup" };
   const results = read.first[0] as RawRow[][];
-  return { kind: "rows", read: heldRows(read, plan!.edges!.assemble(results, options.batchSize)), version };
+  return { kind: "rows", read: heldRows(read, plan!.edges!.assemble(results, options.batchSize)), version, from: "edges" };
 }
 
 /** The rows made from a read's gathered results, as a read (its database part has ended already). */

@@ -89,8 +89,18 @@ export class Exchange {
   answer?: AnswerKey;
   /** From the checked request to the database's first rows (including the wait for a connection). */
   firstRowsMs?: number;
-  /** "daily": the rows came from the daily rows directly (src/reads/read-source.ts), not the rollup. */
-  source?: "daily";
+  /**
+   * Where a 200's body came from: the answer cache ("kept"), a rendered calendar period, two
+   * edges, the range's statement over the rollup, or the daily rows directly
+   * (src/reads/read-source.ts).
+   */
+  source?: "kept" | "rendered" | "edges" | "rollup" | "daily";
+  /** The content coding a 200 went out in (null: identity). */
+  coding?: "br" | "gzip" | null;
+  /** This 200's bytes were kept in the answer cache for the next request. */
+  kept?: boolean;
+  /** The W3C Trace Context the client sent (traceparent), and this request's span in it (traceresponse). */
+  readonly trace: { traceId: string; spanId: string; flags: string } | undefined;
   /** Why the first read of a 200 stopped before its first byte, when it was read a second time. */
   retriedAfter?: unknown;
   rows?: number;
@@ -108,8 +118,15 @@ export class Exchange {
     const incoming = arrived.headers.get("x-request-id");
     this.id = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     this.userAgent = arrived.headers.get("user-agent") ?? undefined;
+    this.trace = traceOf(arrived.headers.get("traceparent"));
     this.deadline = requestDeadline(arrived.signal, options.requestTimeoutMs ?? 0, options.serverCut);
     this.signal = this.deadline.signal;
+  }
+
+  /** What every answer to this request says of it: its id, and its span when the client sent a traceparent. */
+  responseHeaders(): Record<string, string> {
+    const t = this.trace;
+    return { "x-request-id": this.id, ...(t ? { traceresponse: `00-${t.traceId}-${t.spanId}-${t.flags}` } : {}) };
   }
 
   /** The format rows are written in, for a 200 of the endpoint (the question's own: kept once). */
@@ -179,11 +196,17 @@ export class Exchange {
     if (this.rows !== undefined) fields.rows = this.rows;
     // Logs name a key by its label, else by its fingerprint; never by the key.
     if (this.key) fields.key = this.key.label ?? this.key.fingerprint;
+    // What the request asked of the endpoint, once its query was accepted; how its 200 was made.
+    const asked = this.answer?.query;
+    if (asked) Object.assign(fields, { month_from: asked.monthFrom, month_to: asked.monthTo, segment: asked.segment, format: this.answer!.format });
+    if (this.coding !== undefined) fields.encoding = this.coding ?? "identity";
     if (this.firstRowsMs !== undefined) fields.first_rows_ms = Math.round(this.firstRowsMs * 10) / 10;
     if (this.source) fields.source = this.source;
+    if (this.kept) fields.kept = true;
     // Read a second time before its first byte (product-costs-answer.ts): why the first read stopped.
     if (this.retriedAfter !== undefined) fields.retried_after = errorCode(this.retriedAfter);
     if (this.client !== undefined) fields.client = this.client;
+    if (this.trace) Object.assign(fields, { trace_id: this.trace.traceId, span_id: this.trace.spanId });
     const agent = this.userAgent;
     if (agent) fields.user_agent = agent.length > LOGGED_USER_AGENT_MAX ? agent.slice(0, LOGGED_USER_AGENT_MAX) + "…" : agent;
     // A client that left is no error of ours: no cause to report.
@@ -260,6 +283,22 @@ function loggedStatus(sent: number, end: BodyEnd, failure: Failure | undefined):
   if (end === "client_closed") return 499;
   if (end === "failed") return (failure ?? classify(undefined)).status;
   return sent;
+}
+
+// W3C Trace Context's traceparent (https://www.w3.org/TR/trace-context/ §3.2): version, trace
+// id, parent id, flags, in lowercase hex; version ff is invalid, and version 00 has nothing after
+// the flags (a later version may: its first four fields are read as 00's).
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+/** The trace a valid traceparent names, with a new span id for this request; undefined for none or an invalid one (ignored, as the spec says). */
+function traceOf(header: string | null): Exchange["trace"] {
+  const m = header === null ? null : TRACEPARENT.exec(header.trim());
+  if (!m) return undefined;
+  const [, version, traceId, parentId, flags, rest] = m;
+  if (version === "ff" || (version === "00" && rest !== undefined)) return undefined;
+  if (/^0+$/.test(traceId!) || /^0+$/.test(parentId!)) return undefined;
+  const span = crypto.getRandomValues(new Uint8Array(8));
+  return { traceId: traceId!, spanId: Buffer.from(span).toString("hex"), flags: flags! };
 }
 
 /** An error's code (a SQLSTATE, a driver's code), else its message. */

@@ -76,7 +76,7 @@ describeWithPostgres("the refresh's every commit between a read's planning and i
   /** The plain GROUP BY's body for `range`, encoded the same way. */
   async function groupBy([from, to]: Range): Promise<string> {
     const read = await openRead<never>(db.admin, [{ statement: { text: naiveQuery, params: [from, to, "all"] }, batchSize: 1000 }], { firstBatchTimeoutMs: 60_000 });
-    return await bodyOf({ kind: "rows", read });
+    return await bodyOf({ kind: "rows", read, from: "daily" });
   }
 
   /** The months' partitions, every one: the planning of a read over several months locks them all. */

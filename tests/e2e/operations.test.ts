@@ -542,13 +542,13 @@ describe("health routes and logs", () => {
     }
   });
 
-  test("one JSON line per request with exactly: time, level, msg, request id, method, path, status, duration, rows, key", async () => {
+  test("one JSON line per request with exactly: time, level, msg, request id, method, path, status, duration, rows, key, what it asked, how it was answered, its trace", async () => {
     const KEY = "log-fields-key-a0b1";
     const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS: KEY }, [], bin.dir);
     try {
       // identity: `bytes` is then the JSON's own length (compressed, it would be the gzip's).
       const headers = { authorization: `Bearer ${KEY}`, "accept-encoding": "identity", "user-agent": "fields-test/1.0", "x-forwarded-for": "203.0.113.9" };
-      await (await fetch(server.url + JAN, { headers: { ...headers, "x-request-id": "fields-1" } })).text();
+      await (await fetch(server.url + JAN, { headers: { ...headers, "x-request-id": "fields-1", traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" } })).text();
       await (await fetch(server.url + "/healthz", { headers: { "x-request-id": "fields-2" } })).text();
       await (await fetch(server.url + "/nowhere", { headers: { "x-request-id": "fields-3" } })).text();
       const line = await server.waitForLine((l) => l.request_id === "fields-1");
@@ -564,7 +564,17 @@ describe("health routes and logs", () => {
         bytes: Buffer.byteLength(JANUARY_NORMAL),
         rows: 6,
         key: fingerprint(KEY),
+        // What it asked (the lax dates as read) and how it was answered (issue 55).
+        month_from: "2024-01-01",
+        month_to: "2024-01-31",
+        segment: "normal",
+        format: "json",
+        encoding: "identity",
+        source: "rollup",
+        kept: true,
         first_rows_ms: expect.any(Number),
+        trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
+        span_id: expect.stringMatching(/^[0-9a-f]{16}$/),
         // No TRUSTED_PROXIES: the peer, whatever X-Forwarded-For claims.
         client: "127.0.0.1",
         user_agent: "fields-test/1.0",

@@ -45,7 +45,7 @@ function reads(plans: { failAt?: number; retriedAfter?: unknown; failure?: () =>
     async read(daily, retry) {
       const plan = plans[asked.length]!;
       asked.push(retry);
-      return { daily, read: { kind: "rows", read: read(20, plan.failAt, plan.failure ?? sessionEnded, plan.retriedAfter) } };
+      return { daily, read: { kind: "rows", read: read(20, plan.failAt, plan.failure ?? sessionEnded, plan.retriedAfter), from: "daily" } };
     },
   };
   return { reads, asked };
