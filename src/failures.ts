@@ -34,7 +34,8 @@ export const INVALID_MONTH_RANGE = () => new ApiError(400, "INVALID_MONTH_RANGE"
 /** If-Match named no current representation (RFC 9110 §13.1.1); a protocol error, so its reason phrase, as Starlette's 404 and 405. */
 export const PRECONDITION_FAILED = () => new ApiError(412, "Precondition Failed");
 export const OVERLOADED = (retryAfterSeconds: number) => new ApiError(503, "OVERLOADED", { "retry-after": String(retryAfterSeconds) });
-export const RATE_LIMITED = (retryAfterSeconds: number) => new ApiError(429, "RATE_LIMITED", { "retry-after": String(retryAfterSeconds) });
+export const RATE_LIMITED = (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
+  new ApiError(429, "RATE_LIMITED", { "retry-after": String(retryAfterSeconds), ...headers });
 /** The query's failures, FastAPI's 422 body: Pydantic's items (src/query/product-cost-params.ts). */
 export const VALIDATION_FAILED = (items: readonly object[]) => new ApiError(422, items);
 

@@ -7,7 +7,6 @@ import { join } from "node:path";
 import { ConfigError } from "../settings/config.ts";
 import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
 import { copyOf } from "../ops/units.ts";
-import type { RateLimiter } from "./rate-limit.ts";
 import { INVALID_API_KEY, NOT_CONFIGURED } from "../failures.ts";
 
 // The set of active API keys. Keys are held only as SHA-256 digests: a presented key is
@@ -251,12 +250,11 @@ export function bearerCredentials(header: string | null | undefined): string | n
   return credentials;
 }
 
-/** The key a request presents, checked against `keys` and counted against its rate; throws the failure otherwise. */
-export function checkedKey(keys: ApiKeyRing, rateLimiter: RateLimiter | undefined, authorization: string | null): KeyMatch {
+/** The key a request presents, checked against `keys`; throws the failure otherwise. */
+export function checkedKey(keys: ApiKeyRing, authorization: string | null): KeyMatch {
   if (keys.size === 0) throw NOT_CONFIGURED();
   const presented = bearerCredentials(authorization);
   const match = presented === null ? null : keys.match(presented);
   if (!match) throw INVALID_API_KEY();
-  rateLimiter?.take(match.fingerprint);
   return match;
 }

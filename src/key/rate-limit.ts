@@ -4,12 +4,18 @@
 // with Retry-After, the whole seconds until the next request would be allowed.
 // It runs after authentication, so only configured keys have buckets: memory is bounded
 // by the number of keys, and an unauthenticated caller always gets 401, never 429.
+//
+// Every answer to a limited key says its allowance in the IETF's RateLimit header fields
+// (draft-ietf-httpapi-ratelimit-headers, structured fields): RateLimit-Policy
+// `"per-key";q=<requests>;w=60`, and RateLimit `"per-key";r=<requests left now>;t=<seconds
+// until the allowance is whole again>`; a 429 says r=0, and when the next request is allowed
+// in Retry-After.
 
 import { RATE_LIMITED } from "../failures.ts";
 
 export interface RateLimiter {
-  /** Takes one request from the key's allowance; throws 429 RATE_LIMITED when there is none. */
-  take(keyFingerprint: string): void;
+  /** Takes one request from the key's allowance: the RateLimit headers of its answer; throws 429 RATE_LIMITED (with them) when there is none. */
+  take(keyFingerprint: string): Record<string, string>;
 }
 
 interface Bucket {
@@ -20,6 +26,11 @@ interface Bucket {
 export function createRateLimiter(perMinute: number, now: () => number = () => performance.now()): RateLimiter {
   const perMs = perMinute / 60_000;
   const buckets = new Map<string, Bucket>();
+  const policy = `"per-key";q=${perMinute};w=60`;
+  const headers = (tokens: number) => ({
+    "ratelimit-policy": policy,
+    ratelimit: `"per-key";r=${Math.floor(tokens)};t=${Math.ceil((perMinute - tokens) / perMs / 1000)}`,
+  });
   return {
     take(key) {
       const t = now();
@@ -29,9 +40,9 @@ export function createRateLimiter(perMinute: number, now: () => number = () => p
       buckets.set(key, bucket);
       if (bucket.tokens >= 1) {
         bucket.tokens -= 1;
-        return;
+        return headers(bucket.tokens);
       }
-      throw RATE_LIMITED(Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000)));
+      throw RATE_LIMITED(Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000)), headers(bucket.tokens));
     },
   };
 }

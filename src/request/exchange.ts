@@ -85,6 +85,8 @@ export class Exchange {
   client?: string;
   /** The key used: its fingerprint, and its label from the key file if it has one. */
   key?: KeyMatch;
+  /** The key's allowance, as its answers say it (RateLimit, RateLimit-Policy), when a rate limit applies. */
+  rateLimit?: Record<string, string>;
   /** The question of a checked request to the endpoint: its range, segment and format. */
   answer?: AnswerKey;
   /** From the checked request to the database's first rows (including the wait for a connection). */
@@ -123,10 +125,10 @@ export class Exchange {
     this.signal = this.deadline.signal;
   }
 
-  /** What every answer to this request says of it: its id, and its span when the client sent a traceparent. */
+  /** What every answer to this request says of it: its id, its span when the client sent a traceparent, the key's allowance when a rate limit applies. */
   responseHeaders(): Record<string, string> {
     const t = this.trace;
-    return { "x-request-id": this.id, ...(t ? { traceresponse: `00-${t.traceId}-${t.spanId}-${t.flags}` } : {}) };
+    return { "x-request-id": this.id, ...(t ? { traceresponse: `00-${t.traceId}-${t.spanId}-${t.flags}` } : {}), ...this.rateLimit };
   }
 
   /** The format rows are written in, for a 200 of the endpoint (the question's own: kept once). */

@@ -5,7 +5,7 @@
 //
 //   edge        edge/server.ts, before Elysia: the target read once (never the Host header),
 //               dot segments, sizes (414/431), the trailing-slash redirect (307)
-//   key         key/bearer.ts: 503 no key configured → 401 → 429
+//   key         key/api-keys.ts: 503 no key configured → 401; key/rate-limit.ts: 429
 //   query       Elysia checks the query against the route's TypeBox schema (422 in Pydantic's
 //               words); query/product-cost-params.ts: the question (each date parsed once), its
 //               range (400)
@@ -63,7 +63,8 @@ export function productCostsPipeline(parts: PipelineParts) {
       .derive(({ request }) => ({ exchange: exchangeOf(request) }))
       // key
       .derive(({ request, exchange }) => {
-        exchange.key = checkedKey(parts.keys(), parts.rateLimiter, request.headers.get("authorization"));
+        exchange.key = checkedKey(parts.keys(), request.headers.get("authorization"));
+        exchange.rateLimit = parts.rateLimiter?.take(exchange.key.fingerprint);
         return {};
       })
       .get(

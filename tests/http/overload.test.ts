@@ -136,11 +136,36 @@ describeWithPostgres("overload", () => {
       }
     });
 
+    test("every answer to a limited key says its allowance: RateLimit-Policy and RateLimit (IETF), a 429 with r=0 and Retry-After", async () => {
+      let now = 0;
+      const app = testApp(sql, { keys: ring(KEY, OTHER_KEY), rateLimiter: createRateLimiter(3, () => now) });
+      const allowance = async (headers?: Record<string, string>) => {
+        const res = await app.get(JAN, headers);
+        await res.arrayBuffer();
+        return { status: res.status, policy: res.headers.get("ratelimit-policy"), left: res.headers.get("ratelimit"), retryAfter: res.headers.get("retry-after") };
+      };
+      // 3 a minute: one request back every 20 s; the allowance is whole again 20 s after each.
+      expect(await allowance()).toEqual({ status: 200, policy: '"per-key";q=3;w=60', left: '"per-key";r=2;t=20', retryAfter: null });
+      expect(await allowance()).toEqual({ status: 200, policy: '"per-key";q=3;w=60', left: '"per-key";r=1;t=40', retryAfter: null });
+      now += 10_000;
+      expect(await allowance()).toEqual({ status: 200, policy: '"per-key";q=3;w=60', left: '"per-key";r=0;t=50', retryAfter: null });
+      expect(await allowance()).toEqual({ status: 429, policy: '"per-key";q=3;w=60', left: '"per-key";r=0;t=50', retryAfter: "10" });
+      // Another key has its own; a caller without a key is told nothing of any.
+      expect(await allowance({ authorization: `Bearer ${OTHER_KEY}` })).toMatchObject({ status: 200, left: '"per-key";r=2;t=20' });
+      expect(await allowance({ authorization: "Bearer wrong" })).toEqual({ status: 401, policy: null, left: null, retryAfter: null });
+      // Without a limit, no such header.
+      const unlimited = await testApp(sql).get(JAN);
+      await unlimited.arrayBuffer();
+      expect([unlimited.headers.get("ratelimit"), unlimited.headers.get("ratelimit-policy")]).toEqual([null, null]);
+    });
+
     test("the allowance refills evenly over the minute", () => {
       let now = 0;
       const limiter = createRateLimiter(60, () => now);
       for (let i = 0; i < 60; i++) limiter.take("k");
-      expect(() => limiter.take("k")).toThrow(expect.objectContaining({ status: 429, headers: { "retry-after": "1" } }));
+      expect(() => limiter.take("k")).toThrow(
+        expect.objectContaining({ status: 429, headers: { "retry-after": "1", "ratelimit-policy": '"per-key";q=60;w=60', ratelimit: '"per-key";r=0;t=60' } }),
+      );
       now += 1000; // one second = one request at 60 a minute
       limiter.take("k");
       expect(() => limiter.take("k")).toThrow(expect.objectContaining({ status: 429 }));
