@@ -37,9 +37,13 @@ export interface AnswerReadsDeps {
   rows: { batchSize?: number; edges?: EdgeStore; warmer?: EdgeWarmer };
 }
 
-/** The reads of each request's answer, made once for every request. */
-export function answerReads(deps: AnswerReadsDeps): (key: AnswerKey, signal: AbortSignal) => AnswerReads {
+/**
+ * The reads of each request's answer, made once for every request; `requestId` names the rows'
+ * session while they are read (pg_stat_activity's application_name: the pool's name, then the id).
+ */
+export function answerReads(deps: AnswerReadsDeps): (key: AnswerKey, signal: AbortSignal, requestId?: string) => AnswerReads {
   const { sql, admission, source } = deps;
+  const poolName = sql.options.connection?.application_name;
   // A failure of a read of the rollup for the schema is no problem of the database: the guard
   // does not count it (read-source.ts), the daily rows answer instead.
   const rollup = deps.guard && source ? rollupGuard(deps.guard) : deps.guard;
@@ -61,12 +65,14 @@ export function answerReads(deps: AnswerReadsDeps): (key: AnswerKey, signal: Abo
     return true;
   };
 
-  return (key, signal) => {
+  return (key, signal, requestId) => {
+    const sessionName = requestId === undefined || !poolName ? undefined : `${poolName} ${requestId}`;
     // A slot first (admission), then the guard, then the read: src/reads/read.ts owns all three.
     const rows = (daily: boolean, retry = true) =>
       readProductCosts(sql, key.query, {
         ...deadlines(signal),
         retry,
+        sessionName,
         slots: admission,
         guard: daily ? deps.guard : rollup,
         batchSize: deps.rows.batchSize ?? 2000,

@@ -107,6 +107,7 @@ async function send(parts: AnswerParts, { key, wanted, exchange }: PlannedAnswer
 async function openRows(parts: AnswerParts, planned: PlannedAnswer, done: ((answer: CachedAnswer | undefined) => void) | undefined, retry: boolean) {
   const { key, exchange } = planned;
   const daily = planned.versioned === null;
+  if (daily) exchange.source = "daily"; // said by its line even when the read fails
   let source: ChunkStream;
   let at: AnswerVersion | null;
   let opened: Pick<ChunkStream, "close"> | undefined; // the read, closed here until the body takes it

@@ -61,6 +61,12 @@ export interface ReadOptions {
   /** None: every read tries the database. */
   guard?: DatabaseGuard;
   /**
+   * The application_name its session goes by while it reads (a snapshot's read: set with the
+   * begin, for the transaction only), so that pg_stat_activity ties its statements to the
+   * request: `<the pool's name> <request id>`. None: the pool's name.
+   */
+  sessionName?: string;
+  /**
    * false: a failure while the read opens is not tried again (it is the second try of an
    * answer already read once before its first byte: product-costs-answer.ts). Default true.
    */
@@ -303,7 +309,7 @@ class DatabaseRead<T> implements Read<T> {
    * not as the "transaction is aborted" of every statement after it.
    */
   private async firstAnswerOnce(attempts: Plan): Promise<void> {
-    const session = (this.session = this.snapshot ? snapshotSession(this.sql, this.snapshot) : poolSession(this.sql));
+    const session = (this.session = this.snapshot ? snapshotSession(this.sql, this.snapshot, this.options.sessionName) : poolSession(this.sql));
     const sql = await this.untilClosed(session.sql);
     const head = this.snapshot?.head ? firstRow(sql, this.snapshot.head) : undefined;
     head?.catch(() => {}); // taken below, unless the begin failed first
@@ -390,12 +396,14 @@ function beginSnapshot(snapshot: Snapshot): string {
 
 /**
  * A connection of its own, reserved from the pool, in a read-only REPEATABLE READ transaction
- * whose first statement locks the snapshot's tables.
+ * whose first statement locks the snapshot's tables; named `name` for the transaction (sent
+ * with the begin, a bound parameter: no round trip more; undone by its commit or rollback).
  */
-function snapshotSession(pool: Sql, snapshot: Snapshot): Session {
+function snapshotSession(pool: Sql, snapshot: Snapshot, name?: string): Session {
   let reserved: postgres.ReservedSql | undefined;
   let ended = false;
   let begin: postgres.PendingQuery<postgres.Row[]> | undefined;
+  let named: postgres.PendingQuery<postgres.Row[]> | undefined;
   let begunSettled = false;
   const connection = pool.reserve().then((r) => {
     if (ended) {
@@ -405,10 +413,21 @@ function snapshotSession(pool: Sql, snapshot: Snapshot): Session {
     reserved = r;
     begin = r.unsafe(beginSnapshot(snapshot));
     begin.execute(); // sent now: before anything the read sends once it has the connection
+    if (name !== undefined) {
+      // Prepared, as every statement of a read: described on every run, it cost a round trip more.
+      named = r.unsafe("select set_config('application_name', $1, true)", [name], { prepare: true });
+      named.execute();
+      named.catch(() => {}); // a begin that failed is reported as itself (below)
+    }
     return r;
   });
   connection.catch(() => {}); // awaited by the read, or by nobody once it ended
-  const begun = connection.then(() => begin!).finally(() => (begunSettled = true));
+  const begun = connection
+    .then(async () => {
+      await begin!;
+      await named;
+    })
+    .finally(() => (begunSettled = true));
   begun.catch(() => {}); // awaited by the read once it sent what follows
   return {
     sql: connection,

@@ -45,7 +45,7 @@ export interface PipelineParts {
   /** MAX_RANGE_DAYS (0: no limit). */
   maxRangeDays: number;
   /** The reads of one request's answer (answer/answer-reads.ts). */
-  reads: (key: AnswerKey, signal: AbortSignal) => AnswerReads;
+  reads: (key: AnswerKey, signal: AbortSignal, requestId: string) => AnswerReads;
   /** The answer cache, the build, the read-ahead budget (answer/product-costs-answer.ts). */
   answer: AnswerParts;
 }
@@ -74,7 +74,7 @@ export function productCostsPipeline(parts: PipelineParts) {
           const question = checkedQuestion(query, parts.maxRangeDays);
           // plan
           const key = (exchange.answer = answerKey(question, preferredRowFormat(request.headers.get("accept"))));
-          const reads = parts.reads(key, exchange.signal);
+          const reads = parts.reads(key, exchange.signal, exchange.id);
           // conditions: the answer's version (null: the daily rows answer), then 412 / 304
           const versioned = await reads.version();
           const wanted = chooseEncoding(request.headers.get("accept-encoding"));

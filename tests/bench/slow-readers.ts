@@ -147,7 +147,7 @@ async function phase(name: string, env: Record<string, string>, withSlow: boolea
   let maxSessions = 0;
   const watch = setInterval(async () => {
     const [row] = await sessions<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'product-cost-export' and xact_start is not null`;
+      select count(*)::int as n from pg_stat_activity where datname = current_database() and split_part(application_name, ' ', 1) = 'product-cost-export' and xact_start is not null`;
     maxSessions = Math.max(maxSessions, row!.n);
   }, 100);
   const samples = await normalClients(base, performance.now() + duration);

@@ -102,7 +102,7 @@ describeWithPostgres("the refresh's every commit between a read's planning and i
       const parts = await partitions();
       const blocking = blocker.unsafe(`begin; lock table ${parts.join(", ")} in access exclusive mode`).execute();
       blocking.catch(() => {}); // ended with its session below
-      await waitUntil("the test's partition locks are had or waited for", async () => (await db.admin`select 1 from pg_stat_activity where application_name = ${names.blocker} and (state = 'idle in transaction' or wait_event_type = 'Lock')`).length > 0);
+      await waitUntil("the test's partition locks are had or waited for", async () => (await db.admin`select 1 from pg_stat_activity where split_part(application_name, ' ', 1) = ${names.blocker} and (state = 'idle in transaction' or wait_event_type = 'Lock')`).length > 0);
       const holding = holder.unsafe(`begin; select pg_advisory_xact_lock(${ADVISORY_KEY})`).execute();
       await holding;
       const reads = [

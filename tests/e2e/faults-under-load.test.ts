@@ -75,7 +75,7 @@ async function edgeHits(): Promise<number> {
 }
 
 const terminateServiceSessions = async () =>
-  (await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'product-cost-export' and pid <> pg_backend_pid()`).length;
+  (await admin`select pg_terminate_backend(pid) from pg_stat_activity where split_part(application_name, ' ', 1) = 'product-cost-export' and pid <> pg_backend_pid()`).length;
 
 /** When a fault began and when the database was back, in ms from the test's start. */
 type Fault = { what: string; at: number; back: number };

@@ -814,7 +814,7 @@ describeWithPostgres("the executable on a real PostgreSQL", () => {
     await until(`${count} service queries waiting on the lock`, async () => {
       const [row] = await admin<{ n: number }[]>`
         select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and application_name = 'product-cost-export' and wait_event_type = 'Lock'`;
+        where datname = current_database() and split_part(application_name, ' ', 1) = 'product-cost-export' and wait_event_type = 'Lock'`;
       return row!.n >= count;
     });
   }

@@ -22,7 +22,7 @@ describeWithPostgres("the pool budget", () => {
   async function sessions(): Promise<{ total: number; reading: number }> {
     const [row] = await db.admin<{ total: number; reading: number }[]>`
       select count(*)::int as total, count(*) filter (where xact_start is not null)::int as reading
-      from pg_stat_activity where datname = current_database() and application_name = 'product-cost-export'`;
+      from pg_stat_activity where datname = current_database() and split_part(application_name, ' ', 1) = 'product-cost-export'`;
     return row!;
   }
 

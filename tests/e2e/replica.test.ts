@@ -110,7 +110,7 @@ expect(await inRecovery([down, primary.port, standby.port], "prefer-standby")).t
         // Some of the pool's sessions ended (a restart, a failover, an idle timeout): they connect again.
         await Promise.all(Array.from({ length: 8 }, () => get()));
         // (Idle ones: a session ended while it starts is a host that failed, and the next host is tried, as libpq does.)
-        await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name} and state = 'idle'`;
+        await admin`select pg_terminate_backend(pid) from pg_stat_activity where split_part(application_name, ' ', 1) = ${name} and state = 'idle'`;
         await admin`update product_daily_costs set purchase_cost_usd = purchase_cost_usd + 1 where product_id = 1 and cost_date = '2024-01-01'`;
         const want = await naive();
         const answers = await Promise.all(Array.from({ length: 8 }, () => get().catch(() => get())));
@@ -123,7 +123,7 @@ expect(await inRecovery([down, primary.port, standby.port], "prefer-standby")).t
       }
       expect(wrong).toEqual([]);
       // Every session of the pool is the primary's; none is the standby's.
-      const [row] = await onStandby<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where application_name = ${name}`;
+      const [row] = await onStandby<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where split_part(application_name, ' ', 1) = ${name}`;
       expect(row!.n).toBe(0);
     } finally {
       await Promise.all([admin.end(), onStandby.end()]);

@@ -421,7 +421,7 @@ if (skipped) {
         machine.sh("systemctl restart product-cost-export");
         expect(machine.sh(`curl -sS --cacert /root/cert.pem https://127.0.0.1:${port}/readyz`)).toBe('{"detail":"READY"}');
         const server = postgres(`postgres://postgres:${SUPERUSER_PASSWORD}@127.0.0.1:${cluster.port}/costs`, { max: 1, onnotice: () => {} });
-        const sessions = await server<{ user: string }[]>`select usename::text as user from pg_stat_activity where application_name = 'product-cost-export' and usename is not null`;
+        const sessions = await server<{ user: string }[]>`select usename::text as user from pg_stat_activity where split_part(application_name, ' ', 1) = 'product-cost-export' and usename is not null`;
         await server.end();
         expect(new Set(sessions.map((s) => s.user))).toEqual(new Set(["certified"]));
       }, 60_000);

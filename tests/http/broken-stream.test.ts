@@ -39,7 +39,7 @@ describeWithPostgres("a response that breaks midway", () => {
   /** Kills the server process behind the pool's connection once its cursor is open. */
   async function killCursorSession(name: string): Promise<void> {
     await waitUntil("the cursor is open", async () => (await sessionsOf(db.admin, name)).some((s) => s.in_transaction));
-    await db.admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`;
+    await db.admin`select pg_terminate_backend(pid) from pg_stat_activity where split_part(application_name, ' ', 1) = ${name}`;
     await waitUntil("the session is gone", async () => (await sessionsOf(db.admin, name)).length === 0);
   }
 

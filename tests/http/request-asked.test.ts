@@ -6,7 +6,8 @@ import { createAnswerCache } from "../../src/answer/answer-cache.ts";
 import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { waitUntil } from "../support/faults.ts";
 import { KEY, testApp, type TestApp } from "../support/app.ts";
-import { describeBackends, type BackendHandle } from "../support/backends.ts";
+import { backends, describeBackends, type BackendHandle } from "../support/backends.ts";
+import { describeWithPostgres } from "../support/postgres.ts";
 import { loadFixture } from "../support/fixtures.ts";
 import { DAILY, PRODUCTS } from "./fixture.ts";
 
@@ -124,4 +125,32 @@ describe("W3C trace context", () => {
     }
   });
 });
+});
+
+describeWithPostgres("the request's id in pg_stat_activity while its rows are read", () => {
+  let db: BackendHandle;
+  beforeAll(async () => {
+    db = await backends().find((b) => b.name === "postgresql")!.open();
+    await loadFixture(db.admin, PRODUCTS, DAILY);
+    await refreshRollup(db.admin);
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  test("the rows' session goes by `<the pool's name> <request id>` while it reads, and by the pool's name again once done", async () => {
+    const app = testApp(db.service, { batchSize: 1 }); // a row a batch, sent at the client's pace
+    const poolName = db.service.options.connection.application_name as string;
+    const named = `${poolName} find-me-42`;
+    const sessions = async (name: string) =>
+      (await db.admin<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where application_name = ${name} and xact_start is not null`)[0]!.n;
+    const res = await app.get(`${COSTS}?month_from=2024-01-02&month_to=2024-01-30&segment=all`, { ...AUTH, "x-request-id": "find-me-42" });
+    expect(res.status).toBe(200);
+    // Its first batch sent, the rest waits for this client, which has not read a byte: the read
+    // holds its session, in its transaction, under the request's name.
+    await waitUntil("the read's session shows the request id", async () => (await sessions(named)) === 1);
+    expect(JSON.parse(await res.text()).length).toBe(6);
+    // Committed: the session is the pool's again, by its own name.
+    await waitUntil("the name is the pool's again", async () => (await sessions(named)) === 0);
+  });
 });

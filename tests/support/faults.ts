@@ -74,7 +74,7 @@ export interface Session {
 export async function sessionsOf(admin: Sql, applicationName: string): Promise<Session[]> {
   return await admin<Session[]>`
     select pid, state, xact_start is not null as in_transaction, wait_event_type, query
-    from pg_stat_activity where application_name = ${applicationName} order by pid`;
+    from pg_stat_activity where split_part(application_name, ' ', 1) = ${applicationName} order by pid`;
 }
 
 /** Polls `check` until it returns true; fails with `what` after `timeoutMs` (generous by default). */

@@ -112,7 +112,7 @@ export async function waitForLocks(admin: Sql, applicationName: string, count: n
     async () => {
       const [row] = await admin<{ n: number }[]>`
         select count(distinct l.pid)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
-        where not l.granted and a.application_name = ${applicationName}`;
+        where not l.granted and split_part(a.application_name, ' ', 1) = ${applicationName}`;
       return row!.n >= count;
     },
     timeoutMs,
@@ -121,6 +121,6 @@ export async function waitForLocks(admin: Sql, applicationName: string, count: n
 
 /** Ends every session of `applicationName` (its locks, granted or waited for, with it). */
 export async function endSessions(admin: Sql, applicationName: string): Promise<void> {
-  await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${applicationName}`;
-  await waitUntil(`the sessions of ${applicationName} are gone`, async () => (await admin`select 1 from pg_stat_activity where application_name = ${applicationName}`).length === 0);
+  await admin`select pg_terminate_backend(pid) from pg_stat_activity where split_part(application_name, ' ', 1) = ${applicationName}`;
+  await waitUntil(`the sessions of ${applicationName} are gone`, async () => (await admin`select 1 from pg_stat_activity where split_part(application_name, ' ', 1) = ${applicationName}`).length === 0);
 }
