@@ -115,14 +115,15 @@ export function answerReads(deps: AnswerReadsDeps): (key: AnswerKey, signal: Abo
 /** Reads `key`; `signal` aborts once every caller waiting for it has left. */
 export type KeyedRead<T, K = string> = (key: K, signal: AbortSignal) => Promise<T>;
 
-interface Read<T> {
+/** One shared read: its answer, who waits for it, and the signal that fires once all have left. */
+interface SharedRead<T> {
   answer: Promise<T>;
   settle: { resolve: (value: T) => void; reject: (reason: unknown) => void };
   waiting: number;
   left: AbortController;
 }
 
-function newRead<T>(): Read<T> {
+function newRead<T>(): SharedRead<T> {
   const { promise, resolve, reject } = Promise.withResolvers<T>();
   promise.catch(() => {}); // every caller may have left: a failure nobody waits for is no crash
   return { answer: promise, settle: { resolve, reject }, waiting: 0, left: new AbortController() };
@@ -130,7 +131,7 @@ function newRead<T>(): Read<T> {
 
 /** `read`, shared by the callers of one key; keys are the same when `idOf` says so (default: they are strings). */
 export function freshReads<T, K = string>(read: KeyedRead<T, K>, idOf: (key: K) => string = String): KeyedRead<T, K> {
-  const keys = new Map<string, { running?: Read<T>; next?: Read<T> }>();
+  const keys = new Map<string, { running?: SharedRead<T>; next?: SharedRead<T> }>();
 
   const start = (id: string, key: K) => {
     const state = keys.get(id)!;
