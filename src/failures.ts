@@ -23,6 +23,8 @@ export class ApiError<Detail extends string | readonly object[] = string | reado
     readonly status: number,
     readonly detail: Detail,
     readonly headers: Record<string, string> = {},
+    /** The level of the request's log line when not the status's own (info below 500). */
+    readonly level?: Level,
   ) {
     super(typeof detail === "string" ? detail : `${status}`);
   }
@@ -30,6 +32,8 @@ export class ApiError<Detail extends string | readonly object[] = string | reado
 
 export const NOT_CONFIGURED = () => new ApiError(503, "EXTERNAL_API_NOT_CONFIGURED");
 export const INVALID_API_KEY = () => new ApiError(401, "INVALID_API_KEY");
+/** A key past its `expires=`: the client's 401 is an unknown key's, the operator's line a warning. */
+export const KEY_EXPIRED = () => new ApiError(401, "INVALID_API_KEY", {}, "warn");
 export const INVALID_MONTH_RANGE = () => new ApiError(400, "INVALID_MONTH_RANGE");
 /** If-Match named no current representation (RFC 9110 §13.1.1); a protocol error, so its reason phrase, as Starlette's 404 and 405. */
 export const PRECONDITION_FAILED = () => new ApiError(412, "Precondition Failed");
@@ -104,7 +108,7 @@ const EXIT_2 = [ConfigError, ListenError, DataError, InterruptedError];
 
 export function classify(err: unknown): Failure {
   const exitCode = EXIT_2.some((type) => err instanceof type) ? 2 : 1;
-  if (err instanceof ApiError) return { status: err.status, detail: err.detail, headers: err.headers, level: err.status >= 500 ? "error" : "info", exitCode };
+  if (err instanceof ApiError) return { status: err.status, detail: err.detail, headers: err.headers, level: err.level ?? (err.status >= 500 ? "error" : "info"), exitCode };
   if (err instanceof ClientClosedRequestError) return { status: 499, detail: "CLIENT_CLOSED_REQUEST", headers: {}, level: "info", exitCode };
   // Expected of a stop that outlasts its grace period: worth a look, not an alarm.
   if (err instanceof ShutdownCutError) return { status: 503, detail: "SHUTTING_DOWN", headers: {}, level: "warn", exitCode };

@@ -7,7 +7,7 @@ import { TABLES } from "../load/load-csv.ts";
 import { DEFAULT_INSTALL_PATH, UNIT_KINDS } from "../ops/units.ts";
 import { COMMIT, VERSION } from "../version.ts";
 import { argsUsage, type CommandSpec } from "./command-line.ts";
-import { generateKey, hashKey } from "./keys.ts";
+import { generateKey, hashKey, listKeys } from "./keys.ts";
 import { runLoadCsv } from "./load-csv.ts";
 import { runMigrate } from "./migrate.ts";
 import { printSql, SQL_SCRIPTS } from "./print-sql.ts";
@@ -88,6 +88,17 @@ export const COMMANDS: readonly CommandSpec[] = [
       "An argument can be seen in `ps` and in the shell's history: prefer stdin or the prompt.",
     ],
     run: hashKey,
+  },
+  {
+    name: "list-keys",
+    summary: "List the API keys configured: label, fingerprint, digest prefix, expiry, state, rate (never a key)",
+    own: [{ flag: "json", kind: "bool", help: "One JSON array instead of the table" }],
+    details: [
+      "Reads the keys as serve does (PRODUCT_COST_API_KEYS, PRODUCT_COST_API_KEYS_FILE, the systemd credential);",
+      "with none of them set, /etc/product-cost-export/api-keys, where it exists.",
+      "STATE: active; expiring (within 14 days); expired (answers 401: remove its line). RATE: the key's rate=, else RATE_LIMIT_PER_MINUTE.",
+    ],
+    run: listKeys,
   },
   {
     name: "systemd-unit",

@@ -1,8 +1,12 @@
 // `generate-key` and `hash-key`: making a key and the line of the key file that holds only
-// its digest, so that the service's host never needs the key itself.
+// its digest, so that the service's host never needs the key itself; `list-keys`: the keys
+// configured, as an operator manages them, never a key.
 
 import { randomBytes } from "node:crypto";
-import { KEY_CHARACTERS, sha256Hex } from "../key/api-keys.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { KEY_CHARACTERS, keyState, loadKeyRing, sha256Hex } from "../key/api-keys.ts";
+import { CONFIG_DIRECTORY } from "../ops/units.ts";
 import { ConfigError } from "../settings/config.ts";
 import type { CommandLine } from "./command-line.ts";
 import { InterruptedError } from "../failures.ts";
@@ -75,4 +79,34 @@ export async function hashKey({ args: [argument] }: CommandLine): Promise<void> 
   if (!key) throw new ConfigError('hash-key: no key given (usage: product-cost-export hash-key, then type it; or printf %s "$KEY" | product-cost-export hash-key)');
   if (!KEY_CHARACTERS.test(key)) throw new ConfigError("hash-key: an API key is visible ASCII characters only (no spaces, no other alphabets)");
   process.stdout.write(keyFileLine(key) + "\n");
+}
+
+/**
+ * `list-keys [--json]`: every configured key (the variable, the key file, the systemd
+ * credential) with its label, fingerprint, digest prefix, expiry, state, rate and line. With
+ * none configured, the packaged key file /etc/product-cost-export/api-keys, where it is.
+ */
+export function listKeys({ config, own }: CommandLine): void {
+  const packaged = join(CONFIG_DIRECTORY, "api-keys");
+  const configured = config.apiKeys || config.apiKeysFile || config.credentialsDirectory;
+  const sources = configured ? config : { ...config, apiKeysFile: existsSync(packaged) ? packaged : undefined };
+  const ring = loadKeyRing(sources);
+  const now = Date.now();
+  const rows = ring.listing.map((k) => ({
+    label: k.label ?? null,
+    fingerprint: k.fingerprint,
+    digest: `sha256:${k.digestPrefix}`,
+    expires: k.expiresAt === undefined ? null : new Date(k.expiresAt).toISOString(),
+    state: keyState(k, now),
+    rate_per_minute: k.ratePerMinute ?? (config.rateLimitPerMinute || null),
+    source: k.source,
+  }));
+  if (own.get("json") === "true") return void process.stdout.write(JSON.stringify(rows) + "\n");
+  if (rows.length === 0) return void process.stderr.write(configured || sources.apiKeysFile ? "list-keys: no key configured\n" : `list-keys: no key configured (PRODUCT_COST_API_KEYS, --api-keys-file, and no ${packaged})\n`);
+  const table = [
+    ["LABEL", "FINGERPRINT", "DIGEST", "EXPIRES", "STATE", "RATE", "SOURCE"],
+    ...rows.map((r) => [r.label ?? "-", r.fingerprint, r.digest + "…", r.expires ?? "never", r.state, r.rate_per_minute ? `${r.rate_per_minute}/min` : "none", r.source]),
+  ];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  for (const row of table) process.stdout.write(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ") + "\n");
 }

@@ -13,7 +13,7 @@
 // restart is needed to serve it.
 
 import { createHash } from "node:crypto";
-import { keyFiles, loadKeyRing, type ApiKeyRing, type KeyFileContent } from "../key/api-keys.ts";
+import { EXPIRING_SOON_MS, hasExpired, keyFiles, loadKeyRing, type ApiKeyRing, type KeyFileContent } from "../key/api-keys.ts";
 import { readSettled } from "../key/settled-file.ts";
 import type { Config } from "../settings/config.ts";
 import { readTls } from "../edge/server.ts";
@@ -35,11 +35,20 @@ export interface ReloadDeps {
   tlsServed: string | undefined;
 }
 
-/** The warnings about a key ring (short keys, none at all), at start and after each reload. */
+/** How logs name a key: its label, else its fingerprint. */
+const keyName = (k: { label?: string; fingerprint: string }) => k.label ?? k.fingerprint;
+
+/** The warnings about a key ring (short keys, expiries, none at all), at start and after each reload. */
 export function logKeyWarnings(logger: Logger, keys: ApiKeyRing): void {
   // A few lines at most, however many keys are short.
   for (const warning of keys.warnings.slice(0, 5)) logger.warn("weak API key", { where: warning });
   if (keys.warnings.length > 5) logger.warn("weak API keys", { more: keys.warnings.length - 5 });
+  // Expiries an operator should act on: expired keys still listed, keys that expire within two weeks.
+  const now = Date.now();
+  const expired = keys.listing.filter((k) => hasExpired(k, now));
+  const soon = keys.listing.filter((k) => !hasExpired(k, now) && k.expiresAt! - now < EXPIRING_SOON_MS);
+  if (expired.length) logger.warn("api keys expired: they answer 401, remove them from the key file", { expired: expired.length, keys: expired.slice(0, 5).map(keyName) });
+  if (soon.length) logger.warn("api keys expire within 14 days: hand out new ones (generate-key)", { expiring: soon.length, keys: soon.slice(0, 5).map((k) => `${keyName(k)} ${new Date(k.expiresAt!).toISOString()}`) });
   if (keys.size === 0) {
     logger.warn("no API key configured: every request to /external/v1/product-costs answers 503 EXTERNAL_API_NOT_CONFIGURED");
   }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { ConfigError } from "../settings/config.ts";
 import { fileProblem, readOperatorFile } from "../settings/operator-file.ts";
 import { copyOf } from "../ops/units.ts";
-import { INVALID_API_KEY, NOT_CONFIGURED } from "../failures.ts";
+import { INVALID_API_KEY, KEY_EXPIRED, NOT_CONFIGURED } from "../failures.ts";
 
 // The set of active API keys. Keys are held only as SHA-256 digests: a presented key is
 // hashed and compared against every digest with timingSafeEqual, so the time taken does
@@ -32,13 +32,32 @@ export interface KeyMatch {
   fingerprint: string;
   /** The operator's name for the key (the key file's inline `# label`), if it has one. */
   label?: string;
+  /** The first instant the key is refused (the key file's `expires=`), in ms since the epoch. */
+  expiresAt?: number;
+  /** The key's own requests per minute (the key file's `rate=`; 0: none), instead of RATE_LIMIT_PER_MINUTE. */
+  ratePerMinute?: number;
 }
 
-/** One configured key or digest, where it came from, and its label. */
-export interface KeyEntry {
+/** What the key file may say of a key besides its label, each written `name=value` after it. */
+export interface KeyTerms {
+  expiresAt?: number;
+  ratePerMinute?: number;
+}
+
+/** One configured key or digest, where it came from, its label and its terms. */
+export interface KeyEntry extends KeyTerms {
   value: string;
   source: string;
   label?: string;
+}
+
+/** A configured key as an operator may see it: never the key, a prefix of its digest. */
+export interface KeyListing extends KeyTerms {
+  fingerprint: string;
+  /** The first 12 hex digits of the key's sha256 digest: what its line in the key file starts with. */
+  digestPrefix: string;
+  label?: string;
+  source: string;
 }
 
 export interface ApiKeyRing {
@@ -49,6 +68,8 @@ export interface ApiKeyRing {
   readonly fingerprints: readonly string[];
   /** What an operator should hear about these keys (short keys), without the keys themselves. */
   readonly warnings: readonly string[];
+  /** Every key, as `list-keys` and /metrics show them. */
+  readonly listing: readonly KeyListing[];
   /** Returns the match for a presented key, or null. Runs in time independent of the key's content. */
   match(presented: string): KeyMatch | null;
 }
@@ -64,10 +85,11 @@ export function fingerprintOfDigest(digestHex: string): string {
 /** Parses key entries (plain keys or sha256:<hex> digests) into a ring. `source` names them in errors. */
 export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonly string[] = [], fileKeys: ReadonlyMap<string, number> = new Map()): ApiKeyRing {
   const keys: { digest: Buffer; match: KeyMatch }[] = [];
+  const listing: KeyListing[] = [];
   const problems: string[] = [];
   const warnings: string[] = [...fileWarnings];
   const seen = new Set<string>();
-  for (const { value, source, label } of entries) {
+  for (const { value, source, label, expiresAt, ratePerMinute } of entries) {
     let hex: string;
     if (DIGEST_PREFIX.test(value)) {
       const m = DIGEST_ENTRY.exec(value);
@@ -86,7 +108,9 @@ export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonl
     if (seen.has(hex)) continue; // the same key listed twice (e.g. env and file) is one key
     seen.add(hex);
     const fingerprint = fingerprintOfDigest(hex);
-    keys.push({ digest: Buffer.from(hex, "hex"), match: label === undefined ? { fingerprint } : { fingerprint, label } });
+    const terms = { ...(expiresAt !== undefined ? { expiresAt } : {}), ...(ratePerMinute !== undefined ? { ratePerMinute } : {}) };
+    keys.push({ digest: Buffer.from(hex, "hex"), match: { fingerprint, ...(label === undefined ? {} : { label }), ...terms } });
+    listing.push({ fingerprint, digestPrefix: hex.slice(0, 12), ...(label === undefined ? {} : { label }), source, ...terms });
   }
   if (problems.length) throw new ConfigError(problems.join("; "));
 
@@ -95,6 +119,7 @@ export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonl
     fileKeys,
     fingerprints: Object.freeze(keys.map((k) => k.match.fingerprint)),
     warnings: Object.freeze(warnings),
+    listing: Object.freeze(listing),
     match(presented: string): KeyMatch | null {
       const candidate = createHash("sha256").update(presented, "utf8").digest();
       let found: KeyMatch | null = null;
@@ -106,9 +131,10 @@ export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonl
 }
 
 /**
- * One key or digest per line, optionally followed by whitespace and `# label` (a key has no
- * spaces, so the label cannot be part of it); blank lines and lines starting with # are
- * ignored. Anything else after a key is refused: it would be silently dropped otherwise.
+ * One key or digest per line, optionally followed by its terms (`expires=<date or time>`,
+ * `rate=<requests a minute>`) and `# label`, each after whitespace (a key has no spaces, so
+ * neither can be part of it); blank lines and lines starting with # are ignored. Anything else
+ * after a key is refused: it would be silently dropped otherwise.
  */
 export function parseKeyFile(text: string, source: string): KeyEntry[] {
   const out: KeyEntry[] = [];
@@ -118,18 +144,51 @@ export function parseKeyFile(text: string, source: string): KeyEntry[] {
     const trimmed = line.trim();
     if (!trimmed || trimmed.startsWith("#")) return;
     const where = `${source} line ${i + 1}`;
-    const space = trimmed.search(/\s/);
-    if (space === -1) return void out.push({ value: trimmed, source: where });
-    const rest = trimmed.slice(space).trim();
-    if (!rest.startsWith("#")) {
-      problems.push(`${where}: unexpected text after the key (a key has no spaces; a label is written \`<key>  # <label>\`)`);
-      return;
-    }
-    const label = rest.slice(1).trim();
-    out.push({ value: trimmed.slice(0, space), source: where, ...(label ? { label: label.slice(0, 64) } : {}) });
+    const hash = trimmed.search(/\s#/);
+    const [value, ...words] = (hash === -1 ? trimmed : trimmed.slice(0, hash)).trimEnd().split(/\s+/);
+    const label = hash === -1 ? "" : trimmed.slice(hash).trim().slice(1).trim();
+    const terms = keyTerms(words, where, problems);
+    if (terms) out.push({ value: value!, source: where, ...(label ? { label: label.slice(0, 64) } : {}), ...terms });
   });
   if (problems.length) throw new ConfigError(problems.join("; "));
   return out;
+}
+
+/** The most a key's `rate=` may say (RATE_LIMIT_PER_MINUTE's own bound). */
+const MAX_RATE_PER_MINUTE = 1_000_000;
+const EXPIRY_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const EXPIRY_TIME = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** A key line's `name=value` words as terms; null (and a problem) when one is not understood. */
+function keyTerms(words: readonly string[], where: string, problems: string[]): KeyTerms | null {
+  const terms: KeyTerms = {};
+  const fail = (problem: string) => (problems.push(`${where}: ${problem}`), null);
+  for (const word of words) {
+    const [name, text] = word.includes("=") ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)] : [word, undefined];
+    if (name === "expires" && text !== undefined) {
+      if ("expiresAt" in terms) return fail("expires= is given twice");
+      const at = expiryInstant(text);
+      if (at === undefined) return fail(`expires=${text} is not a date (2027-06-30: refused from that day's start, UTC) or a time with its offset (2027-06-30T18:00:00Z)`);
+      terms.expiresAt = at;
+    } else if (name === "rate" && text !== undefined) {
+      if ("ratePerMinute" in terms) return fail("rate= is given twice");
+      if (!/^\d{1,7}$/.test(text) || Number(text) > MAX_RATE_PER_MINUTE) return fail(`rate=${text} is not a whole number of requests a minute from 0 (no limit) to ${MAX_RATE_PER_MINUTE}`);
+      terms.ratePerMinute = Number(text);
+    } else {
+      return fail(`unexpected text after the key: ${JSON.stringify(word.slice(0, 40))} (a key has no spaces; after it may come expires=<date>, rate=<per minute> and # <label>)`);
+    }
+  }
+  return terms;
+}
+
+/** An `expires=` value's instant in ms since the epoch: a date is its first instant in UTC; undefined if not a real date or time. */
+export function expiryInstant(text: string): number | undefined {
+  const date = EXPIRY_DATE.test(text) ? text : EXPIRY_TIME.exec(text)?.[1];
+  if (date === undefined) return undefined;
+  const at = Date.parse(EXPIRY_DATE.test(text) ? `${text}T00:00:00Z` : text.toUpperCase());
+  // Date.parse takes 2027-02-30 as 2 March: a day that is not in the calendar is a typo.
+  if (!Number.isFinite(at) || new Date(Date.parse(`${date}T00:00:00Z`)).toISOString().slice(0, 10) !== date) return undefined;
+  return at;
 }
 
 export interface KeySources {
@@ -250,11 +309,33 @@ export function bearerCredentials(header: string | null | undefined): string | n
   return credentials;
 }
 
-/** The key a request presents, checked against `keys`; throws the failure otherwise. */
-export function checkedKey(keys: ApiKeyRing, authorization: string | null): KeyMatch {
+/** The key a request presents, found among `keys`; throws the failure otherwise. */
+export function presentedKey(keys: ApiKeyRing, authorization: string | null): KeyMatch {
   if (keys.size === 0) throw NOT_CONFIGURED();
   const presented = bearerCredentials(authorization);
   const match = presented === null ? null : keys.match(presented);
   if (!match) throw INVALID_API_KEY();
   return match;
+}
+
+/** Keys that expire within this are named at start, after each reload and by list-keys (the alert's own horizon). */
+export const EXPIRING_SOON_MS = 14 * 86_400_000;
+
+/** Whether a key's `expires=` has come at `now` (ms since the epoch). */
+export function hasExpired(key: KeyTerms, now: number): boolean {
+  return key.expiresAt !== undefined && key.expiresAt <= now;
+}
+
+/** What `list-keys` says of a key: active, expiring (within EXPIRING_SOON_MS) or expired. */
+export function keyState(key: KeyTerms, now: number): "active" | "expiring" | "expired" {
+  if (hasExpired(key, now)) return "expired";
+  return key.expiresAt !== undefined && key.expiresAt - now < EXPIRING_SOON_MS ? "expiring" : "active";
+}
+
+/**
+ * A key past its `expires=` gets the same 401 as an unknown key: a client learns nothing of
+ * which keys exist. Its request's line says which key it was and when it expired, at warn.
+ */
+export function refuseExpired(key: KeyMatch, now: number): void {
+  if (hasExpired(key, now)) throw KEY_EXPIRED();
 }

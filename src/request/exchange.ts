@@ -148,7 +148,8 @@ export class Exchange {
    */
   failed(err: unknown, headers: Record<string, string> = {}): Response {
     const failure = classify(err);
-    if (failure.status >= 499) this.error = err;
+    // A 4xx is the client's doing, its line needs no cause; unless the operator has something to do (an expired key).
+    if (failure.status >= 499 || failure.level === "warn") this.error = err;
     this.body = undefined;
     return failureResponse(failure, headers);
   }
@@ -198,6 +199,8 @@ export class Exchange {
     if (this.rows !== undefined) fields.rows = this.rows;
     // Logs name a key by its label, else by its fingerprint; never by the key.
     if (this.key) fields.key = this.key.label ?? this.key.fingerprint;
+    // A key refused for its expires= (api-keys.ts): the operator sees which, and since when.
+    if (this.key?.expiresAt !== undefined && status === 401) fields.key_expired_at = new Date(this.key.expiresAt).toISOString();
     // What the request asked of the endpoint, once its query was accepted; how its 200 was made.
     const asked = this.answer?.query;
     if (asked) Object.assign(fields, { month_from: asked.monthFrom, month_to: asked.monthTo, segment: asked.segment, format: this.answer!.format });

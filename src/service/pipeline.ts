@@ -5,7 +5,8 @@
 //
 //   edge        edge/server.ts, before Elysia: the target read once (never the Host header),
 //               dot segments, sizes (414/431), the trailing-slash redirect (307)
-//   key         key/api-keys.ts: 503 no key configured → 401; key/rate-limit.ts: 429
+//   key         key/api-keys.ts: 503 no key configured → 401 (unknown or expired key);
+//               key/rate-limit.ts: 429
 //   query       Elysia checks the query against the route's TypeBox schema (422 in Pydantic's
 //               words); query/product-cost-params.ts: the question (each date parsed once), its
 //               range (400)
@@ -25,7 +26,7 @@
 // trailing slash as the route itself.
 
 import { Elysia } from "elysia";
-import { checkedKey, type ApiKeyRing } from "../key/api-keys.ts";
+import { presentedKey, refuseExpired, type ApiKeyRing } from "../key/api-keys.ts";
 import type { RateLimiter } from "../key/rate-limit.ts";
 import { checkedQuestion, lastValues, ProductCostsQuery } from "../query/product-cost-params.ts";
 import { answerKey, chooseEncoding, preferredRowFormat, type AnswerKey } from "../query/answer-key.ts";
@@ -40,8 +41,8 @@ import { PRODUCT_COSTS_RESPONSES } from "./api-docs.ts";
 export interface PipelineParts {
   /** The active keys; a function so that SIGHUP can swap them without a restart. */
   keys: () => ApiKeyRing;
-  /** Per-key requests per minute (429 RATE_LIMITED); none when absent. */
-  rateLimiter?: RateLimiter;
+  /** Per-key requests per minute (429 RATE_LIMITED). */
+  rateLimiter: RateLimiter;
   /** MAX_RANGE_DAYS (0: no limit). */
   maxRangeDays: number;
   /** The reads of one request's answer (answer/answer-reads.ts). */
@@ -63,8 +64,9 @@ export function productCostsPipeline(parts: PipelineParts) {
       .derive(({ request }) => ({ exchange: exchangeOf(request) }))
       // key
       .derive(({ request, exchange }) => {
-        exchange.key = checkedKey(parts.keys(), request.headers.get("authorization"));
-        exchange.rateLimit = parts.rateLimiter?.take(exchange.key.fingerprint);
+        const key = (exchange.key = presentedKey(parts.keys(), request.headers.get("authorization")));
+        refuseExpired(key, Date.now());
+        exchange.rateLimit = parts.rateLimiter.take(key.fingerprint, key.ratePerMinute);
         return {};
       })
       .get(

@@ -11,6 +11,7 @@ import type { Failure } from "../failures.ts";
 import type { RollupLag } from "../rollup/rollup-lag.ts";
 import { Registry } from "../ops/registry.ts";
 import type { AnswerCacheCounts } from "../answer/answer-cache.ts";
+import { hasExpired, type KeyTerms } from "../key/api-keys.ts";
 import type { RequestObservation } from "../request/exchange.ts";
 
 const PREFIX = "product_cost_export_";
@@ -50,6 +51,8 @@ export interface ServiceMetrics {
   trackEdgeStore(read: () => EdgeStoreStats & { waiting: number }): void;
   /** The served certificate's expiry (server.ts: certificateNotAfter), when serving HTTPS. */
   trackCertificate(notAfterSeconds: number): void;
+  /** Where the keys' expiries read from (the active key ring, swapped by SIGHUP), at each scrape. */
+  trackKeys(read: () => readonly KeyTerms[]): void;
   /** Whether a request would be answered now, as /readyz says: null when ready, else its problem's code (read at each scrape). */
   trackReadiness(read: () => Promise<string | null>): void;
   /** Which source reads take their rows from now (undefined before the first read or check: no series). */
@@ -79,6 +82,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   let lag: RollupLag | undefined; // as read for the scrape being rendered
   let readReadiness: (() => Promise<string | null>) | undefined;
   let certificateExpiry: number | undefined;
+  let keys: () => readonly KeyTerms[] = () => [];
   let notReady: string | null | undefined; // as read for the scrape being rendered (undefined: not tracked)
 
   const requests = registry.counter(`${PREFIX}http_requests_total`, "HTTP requests answered, by method, route template and status.");
@@ -181,6 +185,25 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     "When the certificate served expires (the chain's earliest notAfter), in seconds since the epoch; absent without HTTPS. The one read at start: a renewed certificate is served, and shown here, after a restart.",
     () => (certificateExpiry === undefined ? [] : [[{}, certificateExpiry]]),
   );
+  registry.gauge(`${PREFIX}api_keys`, "API keys configured, by state: active, or expired (past the key file's expires=; refused with 401 until removed).", () => {
+    const now = Date.now();
+    const all = keys();
+    const expired = all.filter((k) => hasExpired(k, now)).length;
+    return [
+      [{ state: "active" }, all.length - expired],
+      [{ state: "expired" }, expired],
+    ];
+  });
+  registry.gauge(
+    `${PREFIX}api_key_nearest_expiry_timestamp_seconds`,
+    "When the next active key expires (the earliest expires= of the key file's keys not yet expired), in seconds since the epoch; absent when no active key has an expiry.",
+    () => {
+      const now = Date.now();
+      let next = Infinity; // a loop, not Math.min(...): a file may hold 100,000 keys
+      for (const k of keys()) if (k.expiresAt !== undefined && !hasExpired(k, now) && k.expiresAt < next) next = k.expiresAt;
+      return Number.isFinite(next) ? [[{}, next / 1000]] : [];
+    },
+  );
   registry.gauge(`${PREFIX}build_info`, "The running version and commit (always 1).", () => [[{ version: options.version, commit: options.commit }, 1]]);
   registry.gauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.", () => [[{}, startedAt]]);
   registry.gauge("process_resident_memory_bytes", "Resident memory size, in bytes.", () => [[{}, process.memoryUsage.rss()]]);
@@ -208,6 +231,9 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     },
     trackCertificate(notAfterSeconds) {
       certificateExpiry = notAfterSeconds;
+    },
+    trackKeys(read) {
+      keys = read;
     },
     trackReadiness(read) {
       readReadiness = read;

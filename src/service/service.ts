@@ -100,7 +100,8 @@ export function createService(parts: ServiceParts): Service {
     return ready;
   };
   const answerCache = parts.answerCache ?? (settings.answerCacheMb > 0 ? answerCacheIn(tmpdir(), settings.answerCacheMb) : undefined);
-  const rateLimiter = parts.rateLimiter ?? (settings.rateLimitPerMinute > 0 ? createRateLimiter(settings.rateLimitPerMinute) : undefined);
+  // Always there: a key's own rate= applies even when RATE_LIMIT_PER_MINUTE is 0.
+  const rateLimiter = parts.rateLimiter ?? createRateLimiter(settings.rateLimitPerMinute);
   const sql = database.sql;
 
   // The reads: at most a pool's worth at once (a read holds a connection while its body
@@ -155,6 +156,7 @@ export function createService(parts: ServiceParts): Service {
     if (answerCache) metrics.trackAnswerCache(() => answerCache.stats());
     metrics.trackEdgeStore(() => ({ ...edgeStore.stats(), waiting: warmer?.pending() ?? 0 }));
     metrics.trackReadSource(() => source.last()?.name);
+    metrics.trackKeys(() => parts.keys().listing);
     metrics.trackRollupLag(rollupLag);
     metrics.trackReadiness(async () => {
       const r = await readyNow();
@@ -163,7 +165,7 @@ export function createService(parts: ServiceParts): Service {
   }
 
   const app = createApp({
-    productCosts: { keys: parts.keys, ...(rateLimiter ? { rateLimiter } : {}), maxRangeDays: settings.maxRangeDays, reads, answer },
+    productCosts: { keys: parts.keys, rateLimiter, maxRangeDays: settings.maxRangeDays, reads, answer },
     status: { readyNow, rollupLag, demoData: database.servesDemoData, build: parts.build },
     docsEnabled: settings.docsEnabled,
     metrics,

@@ -18,8 +18,9 @@ export class ConfigError extends Error {
 type Kind = "string" | "int" | "bool" | "enum";
 
 /** The commands that read settings; the others (hash-key, systemd-unit, ...) take none. */
-type SettingsCommand = "serve" | "migrate" | "refresh" | "load-csv";
+type SettingsCommand = "serve" | "migrate" | "refresh" | "load-csv" | "list-keys";
 const SERVE: readonly SettingsCommand[] = ["serve"];
+const KEY_COMMANDS: readonly SettingsCommand[] = ["serve", "list-keys"];
 const DATABASE_COMMANDS: readonly SettingsCommand[] = ["serve", "migrate", "refresh", "load-csv"];
 
 export interface SettingSpec {
@@ -60,10 +61,10 @@ export const SETTINGS = [
     help: "Embedded database only: keep it in this directory instead of in memory." },
   { key: "demoData", commands: SERVE, env: "DEMO_DATA", flag: "demo-data", kind: "bool", default: undefined,
     help: "Embedded database only: serve the demo dataset (made-up costs; every answer then says X-Demo-Data: true). Unset: on in memory when run by hand, an error under systemd (set DATABASE_URL or DATA_DIR); false: never." },
-  { key: "apiKeys", commands: SERVE, env: "PRODUCT_COST_API_KEYS", flag: "", kind: "string", default: undefined, secret: true,
+  { key: "apiKeys", commands: KEY_COMMANDS, env: "PRODUCT_COST_API_KEYS", flag: "", kind: "string", default: undefined, secret: true,
     help: "Comma-separated API keys; an entry sha256:<64 hex> is the digest of a key." },
-  { key: "apiKeysFile", commands: SERVE, env: "PRODUCT_COST_API_KEYS_FILE", flag: "api-keys-file", kind: "string", default: undefined,
-    help: "File with one key or sha256:<hex> digest per line (# comments). Re-read on SIGHUP." },
+  { key: "apiKeysFile", commands: KEY_COMMANDS, env: "PRODUCT_COST_API_KEYS_FILE", flag: "api-keys-file", kind: "string", default: undefined,
+    help: "File with one key or sha256:<hex> digest per line, each optionally with expires=<date>, rate=<per minute> and # label (# comments). Re-read on SIGHUP." },
   { key: "trustedProxies", commands: SERVE, env: "TRUSTED_PROXIES", flag: "trusted-proxies", kind: "string", default: undefined,
     help: "Comma-separated addresses or CIDR ranges of reverse proxies (10.0.0.0/8, ::1): for requests from them, the logged client address is the one they put in X-Forwarded-For. Unset: the peer's own address." },
   { key: "docsEnabled", commands: SERVE, env: "DOCS_ENABLED", flag: "docs-enabled", kind: "bool", default: true,
@@ -100,7 +101,7 @@ export const SETTINGS = [
     help: "Room (MiB) for whole answers kept for their data's version, in unnamed files under TMPDIR (the page cache, not the heap): a repeated request is answered from there (br and gzip made once), least recently used first out; one answer takes at most a quarter. 0 = none (ETags and 304s still work)." },
   { key: "edgeCacheMb", commands: SERVE, env: "EDGE_CACHE_MB", flag: "edge-cache-mb", kind: "int", default: 128, min: 0, max: 65536,
     help: "Memory (MiB) for what reads of ranges keep for the next: the products in the answers' order, and every product's totals through a day (an edge; about 52 bytes a product), each under the version of the data it was read at. A range with both edges held costs arithmetic and its bytes; one with an edge or more not held is read by its one statement, and its edges are then read in the background when no request is reading. Least recently used first out. 0 = none: every range by its statement." },
-  { key: "rateLimitPerMinute", commands: SERVE, env: "RATE_LIMIT_PER_MINUTE", flag: "rate-limit-per-minute", kind: "int", default: 0, min: 0, max: 1000000,
+  { key: "rateLimitPerMinute", commands: KEY_COMMANDS, env: "RATE_LIMIT_PER_MINUTE", flag: "rate-limit-per-minute", kind: "int", default: 0, min: 0, max: 1000000,
     help: "Requests per minute per API key (bursts up to the same number); more: 429 RATE_LIMITED with Retry-After. 0 = no limit." },
   { key: "maxRangeDays", commands: SERVE, env: "MAX_RANGE_DAYS", flag: "max-range-days", kind: "int", default: 0, min: 0, max: 10000000,
     help: "Longest date range in days (inclusive); longer: 400 INVALID_MONTH_RANGE. 0 = no limit." },

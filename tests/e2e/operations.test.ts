@@ -283,6 +283,71 @@ describe("API keys", () => {
     }
   });
 
+  test("a key's expires= and rate= (issue 55, part 5): an expired key is an unknown key's 401 and a warn line; a key's own rate; list-keys and /metrics show them, never a key", async () => {
+    const day = 86_400_000;
+    const soon = new Date(Date.now() + 5 * day).toISOString().slice(0, 10);
+    const later = new Date(Date.now() + 400 * day).toISOString().slice(0, 10);
+    const [EXPIRED, SOON, PACED, OPEN] = ["expired-key-0123456789", "soon-key-0123456789ab", "paced-key-0123456789", "open-key-0123456789ab"];
+    const file = join(work, "keys-with-terms");
+    writeFileSync(
+      file,
+      [`${EXPIRED} expires=2020-01-01  # old laptop`, `${SOON} expires=${soon}  # BI team`, `sha256:${createHash("sha256").update(PACED).digest("hex")} rate=2 expires=${later}  # script`, OPEN, ""].join("\n"),
+    );
+    chmodSync(file, 0o600);
+    const server = await startBinary(bin.path, { ...database, PRODUCT_COST_API_KEYS_FILE: file }, [], bin.dir);
+    try {
+      // At start, the operator hears of both: the expired key and the one that expires soon.
+      expect(await server.waitForLine((l) => String(l.msg).startsWith("api keys expired"))).toMatchObject({ level: "warn", expired: 1, keys: ["old laptop"] });
+      expect(await server.waitForLine((l) => String(l.msg).startsWith("api keys expire within 14 days"))).toMatchObject({ level: "warn", expiring: 1, keys: [`BI team ${soon}T00:00:00.000Z`] });
+      // The client of the expired key gets exactly an unknown key's answer; its line says which key and since when, at warn.
+      const refused = await get(server, JAN, EXPIRED, { headers: { "x-request-id": "expired-1" } });
+      expect([refused.status, await refused.text()]).toEqual([401, '{"detail":"INVALID_API_KEY"}']);
+      const unknown = await get(server, JAN, "never-a-key-0123456789");
+      expect([unknown.status, await unknown.text()]).toEqual([401, '{"detail":"INVALID_API_KEY"}']);
+      expect(await server.waitForLine((l) => l.request_id === "expired-1")).toMatchObject({ level: "warn", status: 401, key: "old laptop", key_expired_at: "2020-01-01T00:00:00.000Z", error: "INVALID_API_KEY" });
+      // A key not yet expired reads; the paced key has its own allowance of 2 a minute (no RATE_LIMIT_PER_MINUTE is set).
+      const ok = await get(server, JAN, SOON);
+      expect([ok.status, ok.headers.get("ratelimit")]).toEqual([200, null]);
+      await ok.text();
+      const paced = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await get(server, JAN, PACED);
+        paced.push([res.status, res.headers.get("ratelimit-policy"), res.headers.get("ratelimit")]);
+        await res.text();
+      }
+      expect(paced).toEqual([
+        [200, '"per-key";q=2;w=60', '"per-key";r=1;t=30'],
+        [200, '"per-key";q=2;w=60', '"per-key";r=0;t=60'],
+        [429, '"per-key";q=2;w=60', '"per-key";r=0;t=60'],
+      ]);
+      const metrics = await (await get(server, "/metrics")).text();
+      expect(metrics).toContain('product_cost_export_api_keys{state="active"} 3\nproduct_cost_export_api_keys{state="expired"} 1\n');
+      expect(metrics).toContain(`product_cost_export_api_key_nearest_expiry_timestamp_seconds ${Date.parse(`${soon}T00:00:00Z`) / 1000}\n`);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    // list-keys: the operator's table and its JSON; never a key, the digest's first 12 hex digits.
+    const listed = run(["list-keys", "--api-keys-file", file]);
+    expect([listed.code, listed.stderr]).toEqual([0, ""]);
+    const digest = (key: string) => `sha256:${createHash("sha256").update(key).digest("hex").slice(0, 12)}…`;
+    const rows = listed.stdout.trimEnd().split("\n").map((line) => line.split(/  +/));
+    expect(rows).toEqual([
+      ["LABEL", "FINGERPRINT", "DIGEST", "EXPIRES", "STATE", "RATE", "SOURCE"],
+      ["old laptop", fingerprint(EXPIRED), digest(EXPIRED), "2020-01-01T00:00:00.000Z", "expired", "none", `${file} line 1`],
+      ["BI team", fingerprint(SOON), digest(SOON), `${soon}T00:00:00.000Z`, "expiring", "none", `${file} line 2`],
+      ["script", fingerprint(PACED), digest(PACED), `${later}T00:00:00.000Z`, "active", "2/min", `${file} line 3`],
+      ["-", fingerprint(OPEN), digest(OPEN), "never", "active", "none", `${file} line 4`],
+    ]);
+    const json = run(["list-keys", "--json"], { PRODUCT_COST_API_KEYS_FILE: file, RATE_LIMIT_PER_MINUTE: "30" });
+    expect(JSON.parse(json.stdout).map((k: Record<string, unknown>) => [k.label, k.state, k.rate_per_minute])).toEqual([
+      ["old laptop", "expired", 30],
+      ["BI team", "expiring", 30],
+      ["script", "active", 2],
+      [null, "active", 30],
+    ]);
+    for (const key of [EXPIRED, SOON, PACED, OPEN]) expect(listed.stdout + json.stdout).not.toContain(key);
+  });
+
   test("a key made by generate-key --label is logged and counted by its label; a readable file of plain keys is warned about", async () => {
     const made = run(["generate-key", "--label", "BI laptop"]);
     const [key, line] = made.stdout.trim().split("\n");

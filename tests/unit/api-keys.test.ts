@@ -85,7 +85,7 @@ describe("API key ring", () => {
     expect(ring.match("labelled-key-0123456")).toMatchObject({ label: "ETL" });
     expect(ring.match("bare-key-0123456789")?.label).toBeUndefined();
     expect(() => parseKeyFile("good-key-0123456789\nkey-0123456789 trailing words\n", "f")).toThrow(
-      new ConfigError("f line 2: unexpected text after the key (a key has no spaces; a label is written `<key>  # <label>`)"),
+      new ConfigError('f line 2: unexpected text after the key: "trailing" (a key has no spaces; after it may come expires=<date>, rate=<per minute> and # <label>)'),
     );
   });
 
