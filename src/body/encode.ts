@@ -5,13 +5,14 @@ import type { ProductCostRead } from "../reads/product-costs.ts";
 import type { AnswerKey } from "../query/answer-key.ts";
 import type { ChunkStream } from "./chunk-stream.ts";
 import { BASE_HEADERS, type Exchange } from "../request/exchange.ts";
-import { PRODUCT_COST_COLUMNS, type ProductCostRow, type RenderedChunk } from "../reads/answer-rows.ts";
+import { finiteDecimal, isTextColumn, PRODUCT_COST_COLUMNS, type ProductCostRow, type RenderedChunk } from "../reads/answer-rows.ts";
+import { ARROW_STREAM_TYPE, arrowStream } from "./arrow.ts";
 import type { Read } from "../reads/read.ts";
 
 // The 200 of GET /external/v1/product-costs: the rows as a JSON array (the default, what
-// the specification promises) or as CSV when the Accept header prefers it; or the JSON
-// answer the refresh rendered for an exact calendar period, as it is. Both carry
-// Vary: Accept, since the same URL has two representations. body.ts sends it.
+// the specification promises), as CSV or as an Arrow stream (arrow.ts) when the Accept header
+// prefers it; or the JSON answer the refresh rendered for an exact calendar period, as it is.
+// All carry Vary: Accept, since the same URL has several representations. body.ts sends it.
 
 export const CSV_TYPE = "text/csv; charset=utf-8";
 /** The Excel-safe variant says what it is, as it was asked for. */
@@ -21,7 +22,7 @@ export const CSV_EXCEL_TYPE = "text/csv; charset=utf-8; variant=excel";
 export function answerHeaders(key: AnswerKey): Record<string, string> {
   if (key.format === "json") return { ...BASE_HEADERS, vary: "Accept" };
   // The dates are validated YYYY-MM-DD and the segment one of three words: safe in a file name.
-  const type = key.format === "csv-excel" ? CSV_EXCEL_TYPE : CSV_TYPE;
+  const type = key.format === "arrow" ? ARROW_STREAM_TYPE : key.format === "csv-excel" ? CSV_EXCEL_TYPE : CSV_TYPE;
   return { ...BASE_HEADERS, "content-type": type, "content-disposition": `attachment; filename="${key.fileName}"`, vary: "Accept" };
 }
 
@@ -30,6 +31,7 @@ export function rowsSource(answer: ProductCostRead, format: AnswerKey["format"],
   if (answer.kind === "rendered") return encodedRows(answer.read, exchange, RENDERED_JSON);
   if (format === "csv") return encodedRows(answer.read, exchange, CSV_TABLE);
   if (format === "csv-excel") return encodedRows(answer.read, exchange, CSV_EXCEL_TABLE);
+  if (format === "arrow") return encodedRows(answer.read, exchange, arrowStream());
   return encodedRows(answer.read, exchange, JSON_ARRAY);
 }
 
@@ -44,7 +46,7 @@ export interface RowEncoding<T = ProductCostRow> {
   begin(items: readonly T[]): string | Uint8Array;
   /** `written` = how many rows are already in the body (a JSON array needs a comma after the first). */
   more(items: readonly T[], written: number): string | Uint8Array;
-  end: string;
+  end: string | Uint8Array;
   /** How many rows a batch holds (for the log and metrics). */
   rows(items: readonly T[]): number;
 }
@@ -97,40 +99,6 @@ export function encodedRows<T>(read: Read<T>, exchange: Pick<Exchange, "rows">, 
     },
     close: (reason) => read.close(reason),
   };
-}
-
-// What the JSON and CSV encoders share about a row's cells (ProductCostRow: PostgreSQL's
-// text bytes per column).
-
-const TEXT_COLUMNS = PRODUCT_COST_COLUMNS.map((name) => name === "erp_sku" || name === "product_name");
-
-/** Column `index` is text (a JSON string); the others are ids and amounts (JSON numbers). */
-export function isTextColumn(index: number): boolean {
-  return TEXT_COLUMNS[index]!;
-}
-
-const MINUS = 0x2d;
-const DOT = 0x2e;
-const isDigit = (b: number | undefined) => b !== undefined && b >= 0x30 && b <= 0x39;
-
-/**
- * `cell` as it is when it is PostgreSQL's text of a finite bigint or numeric (an optional
- * minus, digits, an optional fraction); NaN and Infinity have no JSON or CSV number form,
- * so anything else is refused with an error that names the field.
- */
-export function finiteDecimal(cell: Uint8Array, field: string): Uint8Array {
-  let i = cell[0] === MINUS ? 1 : 0;
-  const integerStart = i;
-  while (isDigit(cell[i])) i++;
-  let valid = i > integerStart;
-  if (valid && i < cell.length) {
-    const fractionStart = ++i;
-    valid = cell[fractionStart - 1] === DOT;
-    while (isDigit(cell[i])) i++;
-    valid &&= i > fractionStart && i === cell.length;
-  }
-  if (!valid) throw new Error(`${field} is not a finite decimal: ${new TextDecoder().decode(cell.subarray(0, 40))}`);
-  return cell;
 }
 
 // Writes product cost rows as JSON straight from the bytes PostgreSQL sent (ProductCostRow),

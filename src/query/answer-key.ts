@@ -41,7 +41,7 @@ export interface AnswerKey {
   readonly range: { firstDay: string; lastDay: string; id: string };
   /** The answer in this format, any coding: the answer cache's key. */
   readonly cached: string;
-  /** The name of the CSV download. */
+  /** The name of the CSV or Arrow download (.arrows: the stream format's registered extension). */
   readonly fileName: string;
   /** The strong ETags of this answer in the state `version` of the data, one per coding. */
   tags(build: string, version: string): (coding: ContentCoding | null) => string;
@@ -55,7 +55,7 @@ export function answerKey(query: ProductCostQuery, format: RowFormat): AnswerKey
     format,
     range: { firstDay: query.monthFrom, lastDay: query.monthTo, id: `${query.monthFrom} ${query.monthTo}` },
     cached: `${format} ${question.join(" ")}`,
-    fileName: `product-costs_${question.join("_")}${format === "csv-excel" ? "_excel" : ""}.csv`,
+    fileName: `product-costs_${question.join("_")}${format === "csv-excel" ? "_excel" : ""}${format === "arrow" ? ".arrows" : ".csv"}`,
     tags(build, version) {
       const state = createHash("sha256").update([build, version, ...question].join("\n")).digest("base64url").slice(0, 22);
       return (coding) => `"${state}-${format}${coding ? `-${coding}` : ""}"`;
@@ -106,7 +106,11 @@ export function weightedList(header: string, parameters: boolean): { element: st
 // range naming it ranks above application/json and weighs at least as much as a plain
 // text/csv one (which weighs the plain CSV alone). An Accept that does not name it is read
 // exactly as before.
-export type RowFormat = "json" | "csv" | "csv-excel";
+//
+// An Arrow IPC stream (src/body/arrow.ts) is chosen when application/vnd.apache.arrow.stream,
+// named exactly (application/* says nothing of it), ranks above JSON and above CSV; a tie with
+// either keeps that one. Arrow's file format, Parquet, NDJSON or XML get JSON, as any other type.
+export type RowFormat = "json" | "csv" | "csv-excel" | "arrow";
 
 interface MediaRange {
   type: string;
@@ -145,13 +149,24 @@ function qualityOf(ranges: readonly MediaRange[], type: string, subtype: string)
 
 export function preferredRowFormat(accept: string | null): RowFormat {
   if (!accept) return "json";
-  const json = qualityOf(parseRanges(accept), "application", "json").q;
+  const ranges = parseRanges(accept);
+  const json = qualityOf(ranges, "application", "json").q;
+  const text = csvFormat(accept, json);
+  // Arrow only where it is named exactly: */* and application/* say nothing of it.
+  const arrow = Math.max(0, ...ranges.filter((r) => r.type === "application" && r.subtype === ARROW_SUBTYPE).map((r) => r.q));
+  return arrow > json && arrow > text.q ? "arrow" : text.format;
+}
+
+const ARROW_SUBTYPE = "vnd.apache.arrow.stream";
+
+/** JSON or a CSV, as chosen before Arrow was served (CSV when it ranks above JSON's q, `json`), and the q of a CSV chosen (0 for JSON). */
+function csvFormat(accept: string, json: number): { format: RowFormat; q: number } {
   // Ranges naming the variant weigh the variant only; without one, this is the plain rule.
   const excel = excelRanges(accept);
   const csv = qualityOf(parseRanges(accept, excel.ranges), "text", "csv");
   const plain = csv.namesType ? csv.q : 0;
-  if (excel.q > 0 && excel.q >= plain && excel.q > json) return "csv-excel";
-  return plain > json ? "csv" : "json";
+  if (excel.q > 0 && excel.q >= plain && excel.q > json) return { format: "csv-excel", q: excel.q };
+  return plain > json ? { format: "csv", q: plain } : { format: "json", q: 0 };
 }
 
 // `variant=excel`, the value a token or a quoted string, in any case.

@@ -45,7 +45,7 @@ export interface RequestObservation {
   status: number;
   /** How the body ended (body/body.ts). */
   end: "complete" | "client_closed" | "failed";
-  exchange: { target: { path: string }; walked?: boolean; key?: { label?: string }; format?: "json" | "csv" | "csv-excel"; rows?: number };
+  exchange: { target: { path: string }; walked?: boolean; key?: { label?: string }; format?: "json" | "csv" | "csv-excel" | "arrow"; rows?: number };
   /** Its failure as failures.ts classified it (once, where the request finished), if it failed. */
   failure?: Pick<Failure, "metric">;
   /** From the request's arrival to the last byte of its body (or the failure). */

@@ -95,14 +95,15 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
   200: {
     description:
       "One row per product with at least one daily cost row in the range, ordered by erp_sku (nulls last), " +
-      "erp_product_id, internal product id. JSON unless the Accept header prefers text/csv over application/json.",
+      "erp_product_id, internal product id. JSON unless the Accept header prefers text/csv, or " +
+      "application/vnd.apache.arrow.stream, over application/json (any other type gets JSON).",
     headers: {
       ...VALIDATORS,
       "Content-Disposition": {
-        description: 'CSV only: attachment; filename="product-costs_<month_from>_<month_to>_<segment>.csv" (the Excel-safe variant: "..._<segment>_excel.csv").',
+        description: 'CSV and Arrow only: attachment; filename="product-costs_<month_from>_<month_to>_<segment>.csv" (the Excel-safe variant: "..._<segment>_excel.csv"; Arrow: ".arrows").',
         schema: {
           type: "string",
-          pattern: '^attachment; filename="product-costs_\\d{4}-\\d{2}-\\d{2}_\\d{4}-\\d{2}-\\d{2}_(normal|sample|all)(_excel)?\\.csv"$',
+          pattern: '^attachment; filename="product-costs_\\d{4}-\\d{2}-\\d{2}_\\d{4}-\\d{2}-\\d{2}_(normal|sample|all)((_excel)?\\.csv|\\.arrows)"$',
           example: 'attachment; filename="product-costs_2026-10-01_2026-10-31_normal.csv"',
         },
       },
@@ -123,6 +124,16 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
             "a UTF-8 byte order mark first, and a text cell beginning with =, +, -, @, tab or CR quoted behind a single quote.",
         },
         example: `${CSV_HEADER}1001,SKU-B,Bravo,2010.75,0,,1.25\r\n`,
+      },
+      "application/vnd.apache.arrow.stream": {
+        schema: {
+          type: "string",
+          format: "binary",
+          description:
+            "An Apache Arrow IPC stream: the schema, one record batch per batch of rows read, the end-of-stream marker. " +
+            "The JSON's columns in its order, every field nullable: erp_product_id int64; erp_sku and product_name utf8; " +
+            "the four amounts decimal128 with precision 38 and scale 6 (the column's), exact. Sent with Content-Disposition: attachment (.arrows).",
+        },
       },
     },
   },

@@ -95,7 +95,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
     `${PREFIX}requests_by_key_total`,
     'Requests to the API that presented a valid key, by key (its label in the key file, or "unlabelled") and status.',
   );
-  const rows = registry.counter(`${PREFIX}rows_served_total`, "Product cost rows written to response bodies, by format (json or csv).");
+  const rows = registry.counter(`${PREFIX}rows_served_total`, "Product cost rows written to response bodies, by format (json, csv or arrow).");
   const dbErrors = registry.counter(`${PREFIX}database_errors_total`, "Requests that failed because of the database, by kind (timeout, unavailable, misconfigured, query).");
   const cutShort = registry.counter(
     `${PREFIX}responses_cut_short_total`,
@@ -108,7 +108,7 @@ export function createServiceMetrics(options: ServiceMetricsOptions): ServiceMet
   // Every series that can exist without a request label exists from the start, so rate() works at once.
   timeouts.inc({}, 0);
   for (const cause of ["client", "server"]) cutShort.inc({ cause }, 0);
-  for (const format of ["csv", "json"]) rows.inc({ format }, 0);
+  for (const format of ["arrow", "csv", "json"]) rows.inc({ format }, 0);
   for (const kind of DATABASE_ERROR_KINDS) dbErrors.inc({ kind }, 0);
   registry.gauge(
     `${PREFIX}database_pool_connections`,

@@ -12,11 +12,14 @@ import Ajv, { type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import { tableFromIPC } from "apache-arrow";
 import { KEY, ring, testApp, type TestApp } from "../support/app.ts";
 import { describeBackends, type BackendHandle } from "../support/backends.ts";
 import { loadFixture, type DailyCostFixture, type ProductFixture } from "../support/fixtures.ts";
 import { parseCsv } from "../support/parse-csv.ts";
 import { DAILY, PRODUCTS } from "./fixture.ts";
+
+const ARROW = "application/vnd.apache.arrow.stream";
 
 type Json = Record<string, any>;
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -285,6 +288,7 @@ describeBackends("every answer of the route is what /openapi.json declares, on $
     const media = type === null ? undefined : content[essence(type)];
     if (!media) return [...problems, `content-type ${type} is not one of ${Object.keys(content)} for ${res.status}`];
     if (res.status === 200) problems.push(...okHeadersAsDescribed(req, res, type!));
+    if (essence(type!) === ARROW) return [...problems, ...(await arrowMismatches(req, media, decoded(bytes, res.headers.get("content-encoding"))))];
     // ignoreBOM keeps a byte order mark in the text (the default drops it): the Excel variant must have one.
     const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(decoded(bytes, res.headers.get("content-encoding")));
     if (essence(type!) === "application/json") {
@@ -299,11 +303,11 @@ describeBackends("every answer of the route is what /openapi.json declares, on $
 
   /**
    * What the 200's header descriptions promise beyond their schemas: Content-Disposition on
-   * CSV only, and a Content-Encoding only that the request's Accept-Encoding accepts.
+   * CSV and Arrow only, and a Content-Encoding only that the request's Accept-Encoding accepts.
    */
   function okHeadersAsDescribed(req: Generated, res: Response, type: string): string[] {
     const problems: string[] = [];
-    if ((essence(type) === "text/csv") !== res.headers.has("content-disposition")) problems.push(`Content-Disposition ${res.headers.get("content-disposition")} with ${type}`);
+    if ((essence(type) === "text/csv" || essence(type) === ARROW) !== res.headers.has("content-disposition")) problems.push(`Content-Disposition ${res.headers.get("content-disposition")} with ${type}`);
     const coding = res.headers.get("content-encoding");
     const accepted = (req.acceptEncoding ?? "").split(",").some((element) => {
       const [name = "", ...params] = element.split(";").map((p) => p.trim().toLowerCase());
@@ -346,6 +350,30 @@ describeBackends("every answer of the route is what /openapi.json declares, on $
     const json = await send(req.service, "GET", req.query, { authorization: req.auth, accept: "application/json", "accept-encoding": "identity" });
     const rows = JSON.parse(new TextDecoder().decode(json.bytes)) as unknown[];
     if (records.length - 1 !== rows.length) problems.push(`${records.length - 1} CSV records, ${rows.length} JSON rows`);
+    return problems;
+  }
+
+  /**
+   * An Arrow stream against what the document says of it: a stream whose fields are the JSON
+   * row's properties in their order, with the types its description names, and as many rows
+   * as the JSON answer of the same request.
+   */
+  async function arrowMismatches(req: Generated, media: Json, bytes: Uint8Array): Promise<string[]> {
+    const problems: string[] = [];
+    if (media.schema.format !== "binary") problems.push(`Arrow's schema is not binary`);
+    let table;
+    try {
+      table = tableFromIPC(bytes);
+    } catch (err) {
+      return [`not an Arrow IPC stream: ${err}`];
+    }
+    const fields = table.schema.fields.map((f) => `${f.name}:${f.type}`);
+    const properties = Object.keys(doc.components.schemas.ProductCostRow.properties);
+    const expected = properties.map((name, i) => `${name}:${i === 0 ? "Int64" : i <= 2 ? "Utf8" : "Decimal[38e+6]"}`);
+    if (fields.join() !== expected.join()) problems.push(`Arrow fields ${fields.join()}, not ${expected.join()}`);
+    const json = await send(req.service, "GET", req.query, { authorization: req.auth, accept: "application/json", "accept-encoding": "identity" });
+    const rows = JSON.parse(new TextDecoder().decode(json.bytes)) as unknown[];
+    if (table.numRows !== rows.length) problems.push(`${table.numRows} Arrow rows, ${rows.length} JSON rows`);
     return problems;
   }
 

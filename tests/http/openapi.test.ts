@@ -154,7 +154,7 @@ describe("the OpenAPI document", () => {
   test("answers every status with exactly the content types the service sends (a 304 has no body)", () => {
     expect(Object.keys(op.responses)).toEqual(ALL_STATUSES);
     for (const status of ALL_STATUSES) {
-      const types = status === "200" ? ["application/json", "text/csv"] : status === "304" ? [] : ["application/json"];
+      const types = status === "200" ? ["application/json", "text/csv", "application/vnd.apache.arrow.stream"] : status === "304" ? [] : ["application/json"];
       expect([status, Object.keys(op.responses[status].content ?? {})]).toEqual([status, types]);
       expect(op.responses[status].description.length).toBeGreaterThan(10);
     }

@@ -41,3 +41,31 @@ describe("the Accept header picks CSV only when a range naming text (text/csv or
     expect(preferredRowFormat(accept)).toBe(format);
   });
 });
+
+describe("the Accept header picks an Arrow stream only when application/vnd.apache.arrow.stream, named exactly, ranks above JSON and any CSV", () => {
+  test.each([
+    ["application/vnd.apache.arrow.stream", "arrow"],
+    ["APPLICATION/VND.APACHE.ARROW.STREAM", "arrow"],
+    ["application/vnd.apache.arrow.stream, */*;q=0.1", "arrow"],
+    ["application/vnd.apache.arrow.stream;q=0.9, application/json;q=0.5", "arrow"],
+    ["application/json;q=0.5, application/vnd.apache.arrow.stream", "arrow"],
+    ["application/vnd.apache.arrow.stream, application/json", "json"],
+    ["application/vnd.apache.arrow.stream, */*", "json"],
+    ["application/vnd.apache.arrow.stream;q=0.5, application/*", "json"],
+    ["application/vnd.apache.arrow.stream;q=0", "json"],
+    ["application/vnd.apache.arrow.stream;q=0.9, text/csv", "csv"],
+    ["application/vnd.apache.arrow.stream, text/csv;q=0.9", "arrow"],
+    ["application/vnd.apache.arrow.stream, text/csv", "csv"],
+    ["application/vnd.apache.arrow.stream, text/csv;variant=excel;q=0.5", "arrow"],
+    ["application/vnd.apache.arrow.stream;q=0.4, text/csv;variant=excel;q=0.5", "csv-excel"],
+    // Formats the service does not write keep JSON, as the original did for any Accept.
+    ["application/vnd.apache.arrow.file", "json"],
+    ["application/vnd.apache.parquet", "json"],
+    ["application/x-ndjson", "json"],
+    ["application/xml", "json"],
+    ["application/*", "json"],
+    ["application/vnd.apache.arrow.stream;q=abc", "json"],
+  ] as const)("Accept %p → %s", (accept, format) => {
+    expect(preferredRowFormat(accept)).toBe(format);
+  });
+});
