@@ -20,6 +20,7 @@ import { copyOf } from "../ops/units.ts";
 import { errorFields, type Logger } from "../ops/log.ts";
 import { Exchange, SECURITY_HEADERS, bodyBytesOf, bodyWithSize, failureResponse, internalUrl, requestTarget, routedRequest, type RequestObserver } from "../request/exchange.ts";
 import { oversizedRequest, trailingSlashRedirect, walkedWithDots, type RawRoute } from "./routes.ts";
+import { varyWithOrigin, type Cors } from "./cors.ts";
 import { BlockList, isIP } from "node:net";
 import { parseTrustedProxies } from "../settings/trusted-proxies.ts";
 
@@ -127,10 +128,12 @@ export interface HandlerOptions {
   rawRoutes?: readonly string[];
   /** The paths this listener serves (MONITORING_PORT splits them in two); the others answer 404 as unknown paths. Default: all. */
   serves?: (path: string) => boolean;
+  /** Cross-origin reads (CORS_ALLOWED_ORIGINS, cors.ts): the API's listener only; none when off. */
+  cors?: Cors;
 }
 
 export function createHandler(app: RoutedApp, logger: Logger, options: HandlerOptions = {}): FetchHandler {
-  const { observe, headers, requestTimeoutMs = 0, serverCut, serves = () => true } = options;
+  const { observe, headers, requestTimeoutMs = 0, serverCut, serves = () => true, cors } = options;
   const addressOf = options.clientAddress ?? clientAddress(undefined);
   const rawRoutes = options.rawRoutes ?? [];
   return async (arrived, server, raw) => {
@@ -154,7 +157,9 @@ export function createHandler(app: RoutedApp, logger: Logger, options: HandlerOp
         exchange.target = requestTarget(request.url) ?? target;
         exchange.walked = walkedWithDots(arrived.url, target.path, exchange.target.path, raw, rawRoutes);
         const refused = exchange.walked || !serves(exchange.target.path) ? NOT_FOUND() : oversizedRequest(exchange.target, request.headers);
-        response = refused ? exchange.failed(refused) : (trailingSlashRedirect(exchange.target) ?? (await app.handle(request)));
+        response = refused
+          ? exchange.failed(refused)
+          : (trailingSlashRedirect(exchange.target) ?? cors?.preflight(request, exchange.target.path) ?? (await app.handle(request)));
       }
       // An error body Elysia rebuilt from ours is no longer one whose size we know: it is a
       // few bytes, read here so that its log line says how many went out.
@@ -169,10 +174,18 @@ export function createHandler(app: RoutedApp, logger: Logger, options: HandlerOp
     } catch (err) {
       response = exchange.failed(err, { ...exchange.responseHeaders(), ...headers });
     }
+    // Errors too: a page reads a 401 or a 422 only when its answer names its origin.
+    if (cors) corsHeaders(cors, request, exchange.target.path, response);
     if (arrived.method === "HEAD") completeHeadAnswer(response);
     exchange.sent(request, response);
     return response;
   };
+}
+
+/** A listed origin's Access-Control-* headers, and Origin in Vary on every answer (a cache must not mix origins). */
+function corsHeaders(cors: Cors, request: Request, path: string, response: Response): void {
+  for (const [name, value] of Object.entries(cors.headers(request, path))) response.headers.set(name, value);
+  response.headers.set("vary", varyWithOrigin(response.headers.get("vary")));
 }
 
 /**

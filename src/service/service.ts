@@ -25,6 +25,7 @@ import { createAnswerCache, type AnswerCache } from "../answer/answer-cache.ts";
 import { KeptFile } from "../body/kept-file.ts";
 import { createApp, NO_KEYS, readyWithKeys } from "./app.ts";
 import { clientAddress, createHandler, type FetchHandler } from "../edge/server.ts";
+import { createCors } from "../edge/cors.ts";
 import { isMonitoringPath, rawRoutePatterns } from "../edge/routes.ts";
 import { createRateLimiter, type RateLimiter } from "../key/rate-limit.ts";
 import { createBufferBudget, type BufferBudget } from "../body/body.ts";
@@ -46,6 +47,7 @@ export type ServiceSettings = Pick<
   | "edgeCacheMb"
   | "rateLimitPerMinute"
   | "trustedProxies"
+  | "corsAllowedOrigins"
   | "monitoringPort"
 >;
 
@@ -180,9 +182,11 @@ export function createService(parts: ServiceParts): Service {
     clientAddress: clientAddress(settings.trustedProxies),
     serverCut: parts.serverCut,
   };
-  if (!settings.monitoringPort) return { handle: createHandler(app, logger, handlerOptions), rawRoutes, readiness };
+  // Cross-origin reads on the API's listener alone: a page has no business with the monitoring one.
+  const cors = createCors(settings.corsAllowedOrigins);
+  if (!settings.monitoringPort) return { handle: createHandler(app, logger, { ...handlerOptions, cors }), rawRoutes, readiness };
   return {
-    handle: createHandler(app, logger, { ...handlerOptions, serves: (path) => !isMonitoringPath(path) }),
+    handle: createHandler(app, logger, { ...handlerOptions, cors, serves: (path) => !isMonitoringPath(path) }),
     monitoringHandle: createHandler(app, logger, { ...handlerOptions, serves: isMonitoringPath }),
     rawRoutes,
     readiness,

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { DatabaseUrlError, parseDatabaseUrl, type DatabaseTarget } from "./database-url.ts";
 import { fileProblem, readOperatorFile } from "./operator-file.ts";
 import { parseTrustedProxies } from "./trusted-proxies.ts";
+import { parseCorsOrigins } from "./cors-origins.ts";
 import { copyOf } from "../ops/units.ts";
 
 export class ConfigError extends Error {
@@ -67,6 +68,8 @@ export const SETTINGS = [
     help: "File with one key or sha256:<hex> digest per line, each optionally with expires=<date>, rate=<per minute> and # label (# comments). Re-read on SIGHUP." },
   { key: "trustedProxies", commands: SERVE, env: "TRUSTED_PROXIES", flag: "trusted-proxies", kind: "string", default: undefined,
     help: "Comma-separated addresses or CIDR ranges of reverse proxies (10.0.0.0/8, ::1): for requests from them, the logged client address is the one they put in X-Forwarded-For. Unset: the peer's own address." },
+  { key: "corsAllowedOrigins", commands: SERVE, env: "CORS_ALLOWED_ORIGINS", flag: "cors-allowed-origins", kind: "string", default: undefined,
+    help: "Comma-separated origins of browser pages on other origins that may read the API (https://dash.example.com), or * for any. Unset: no CORS (a browser refuses cross-origin reads)." },
   { key: "docsEnabled", commands: SERVE, env: "DOCS_ENABLED", flag: "docs-enabled", kind: "bool", default: true,
     help: "Serve /docs (Swagger UI) and /openapi.json, without a key. false: both answer 404." },
   { key: "host", commands: SERVE, env: "HOST", flag: "host", kind: "string", default: "0.0.0.0", help: "Listen address." },
@@ -214,6 +217,7 @@ export function readSettings(command: string, flags: ReadonlyMap<string, string>
     }
     const proxies = out.trustedProxies === undefined ? undefined : parseTrustedProxies(out.trustedProxies as string).problem;
     if (proxies) problems.push(`${sourceOf("trustedProxies")}: ${proxies}`);
+    if (out.corsAllowedOrigins !== undefined) for (const p of parseCorsOrigins(out.corsAllowedOrigins as string).problems) problems.push(`${sourceOf("corsAllowedOrigins")} ${p}`);
     const hostProblem = checkListenHost(out.host as string);
     if (hostProblem) problems.push(`${sourceOf("host")} ${hostProblem}`);
     const refresh = databaseUrlOf(out, "refreshDatabaseUrl", sourceOf("refreshDatabaseUrl"), problems);

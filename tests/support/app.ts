@@ -49,6 +49,8 @@ export interface TestAppOptions {
   docsEnabled?: boolean;
   /** Trusted proxies for the logged client address (TRUSTED_PROXIES). */
   trustedProxies?: string;
+  /** The origins whose pages may read the API (CORS_ALLOWED_ORIGINS); none by default. */
+  corsAllowedOrigins?: string;
   /** The answer cache (ANSWER_CACHE_MB); none by default. */
   answerCache?: AnswerCache;
   /** The build the ETags name. */
@@ -80,6 +82,7 @@ export function testApp(sql: Sql, options: TestAppOptions = {}): TestApp {
     responseBufferMb: 0,
     answerCacheMb: 0,
     trustedProxies: options.trustedProxies,
+    corsAllowedOrigins: options.corsAllowedOrigins,
     ...(options.connectTimeoutMs !== undefined ? { dbConnectTimeoutMs: options.connectTimeoutMs } : {}),
   };
   const { handle, rawRoutes } = createService({

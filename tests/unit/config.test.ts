@@ -37,6 +37,7 @@ function samples(s: SettingSpec): [string, string] {
       if (s.env === "REFRESH_DATABASE_URL_FILE") return [fileWith("env-refresh-url", "postgres://owner@env-host/db\n"), fileWith("flag-refresh-url", "postgres://owner@flag-host/db")];
       if (s.env === "HOST") return ["env-host.internal", "127.0.0.2"];
       if (s.env === "TRUSTED_PROXIES") return ["10.0.0.0/8", "127.0.0.1, ::1"];
+      if (s.env === "CORS_ALLOWED_ORIGINS") return ["https://env.example.com", "http://127.0.0.1:5173"];
       return ["/from/env", "/from/flag"];
   }
 }
