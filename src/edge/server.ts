@@ -21,6 +21,7 @@ import { errorFields, type Logger } from "../ops/log.ts";
 import { Exchange, SECURITY_HEADERS, bodyBytesOf, bodyWithSize, failureResponse, internalUrl, requestTarget, routedRequest, type RequestObserver } from "../request/exchange.ts";
 import { oversizedRequest, trailingSlashRedirect, walkedWithDots, type RawRoute } from "./routes.ts";
 import { varyWithOrigin, type Cors } from "./cors.ts";
+import { publicBase } from "./public-base.ts";
 import { BlockList, isIP } from "node:net";
 import { parseTrustedProxies } from "../settings/trusted-proxies.ts";
 
@@ -130,19 +131,24 @@ export interface HandlerOptions {
   serves?: (path: string) => boolean;
   /** Cross-origin reads (CORS_ALLOWED_ORIGINS, cors.ts): the API's listener only; none when off. */
   cors?: Cors;
+  /** Whether a peer is one of TRUSTED_PROXIES (their X-Forwarded-* headers are believed); default: none is. */
+  trustedProxy?: (address: string) => boolean;
 }
 
 export function createHandler(app: RoutedApp, logger: Logger, options: HandlerOptions = {}): FetchHandler {
-  const { observe, headers, requestTimeoutMs = 0, serverCut, serves = () => true, cors } = options;
+  const { observe, headers, requestTimeoutMs = 0, serverCut, serves = () => true, cors, trustedProxy: trusted = () => false } = options;
   const addressOf = options.clientAddress ?? clientAddress(undefined);
   const rawRoutes = options.rawRoutes ?? [];
   return async (arrived, server, raw) => {
     const exchange = new Exchange(arrived, { logger, observe, requestTimeoutMs, serverCut });
+    let peer: string | undefined;
     try {
-      exchange.client = addressOf(server?.requestIP(arrived)?.address, arrived.headers.get("x-forwarded-for"));
+      peer = server?.requestIP(arrived)?.address;
+      exchange.client = addressOf(peer, arrived.headers.get("x-forwarded-for"));
     } catch {
       // A peer that is already gone has no address: the line goes without one.
     }
+    exchange.publicBase = publicBase(arrived.headers, arrived.url.startsWith("https:"), peer !== undefined && trusted(peer));
     let request = arrived;
     let response: Response;
     try {
@@ -213,18 +219,24 @@ function plain(address: string): string {
 
 export type ClientAddress = (peer: string | undefined, forwardedFor: string | null) => string | undefined;
 
-export function clientAddress(trustedProxies: string | undefined): ClientAddress {
+/** Whether an address is one of TRUSTED_PROXIES (none trusted when unset). */
+export function trustedProxy(trustedProxies: string | undefined): (address: string) => boolean {
   const { entries } = parseTrustedProxies(trustedProxies ?? "");
-  if (entries.length === 0) return (peer) => (peer === undefined ? undefined : plain(peer));
+  if (entries.length === 0) return () => false;
   const list = new BlockList();
   for (const e of entries) {
     if (e.prefix === undefined) list.addAddress(e.address, e.family);
     else list.addSubnet(e.address, e.prefix, e.family);
   }
-  const trusted = (address: string) => {
+  return (address) => {
     const version = isIP(address);
     return version !== 0 && list.check(address, version === 4 ? "ipv4" : "ipv6");
   };
+}
+
+export function clientAddress(trustedProxies: string | undefined): ClientAddress {
+  if (parseTrustedProxies(trustedProxies ?? "").entries.length === 0) return (peer) => (peer === undefined ? undefined : plain(peer));
+  const trusted = trustedProxy(trustedProxies);
   return (peer, forwardedFor) => {
     if (peer === undefined) return undefined;
     let client = plain(peer);

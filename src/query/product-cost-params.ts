@@ -208,12 +208,21 @@ export const ProductCostsQuery = T.Object({
   ),
 });
 
+// What a generated client should know of every amount: it is a decimal, written exactly.
+const EXACT =
+  " An exact decimal (the sum of numeric(20,6) values: at most 6 decimals, more digits than a float64 holds exactly): " +
+  "parse it as a decimal, not a float (Python: json.loads(text, parse_float=decimal.Decimal); JavaScript: JSON.parse " +
+  "with a reviver that reads context.source; or ask for Accept: application/vnd.apache.arrow.stream, decimal128(38, 6)).";
 const amount = (what: string) =>
-  T.Number({ nullable: true, description: `${what} in USD, summed over the range. null = not costed; 0 = a costed zero.` });
+  T.Number({ nullable: true, format: "decimal", description: `${what} in USD, summed over the range. null = not costed; 0 = a costed zero.${EXACT}` });
 
 export const ProductCostRow = T.Object(
   {
-    erp_product_id: T.Integer({ nullable: true, description: "Product id in the ERP. null for unmapped products." }),
+    erp_product_id: T.Integer({
+      nullable: true,
+      format: "int64",
+      description: "Product id in the ERP (a bigint: past 2^53 a JavaScript number loses its last digits). null for unmapped products.",
+    }),
     erp_sku: T.String({ nullable: true, description: "SKU in the ERP. null for unmapped products." }),
     product_name: T.String({ nullable: true, description: "Product name." }),
     purchase_cost_usd: amount("Purchase cost"),

@@ -83,6 +83,8 @@ export class Exchange {
   readonly userAgent: string | undefined;
   /** Who sent it: the peer, or the client a trusted proxy names (client-address.ts). */
   client?: string;
+  /** Where its client reached the service (edge/public-base.ts): the API document's server. */
+  publicBase?: string;
   /** The key used: its fingerprint, and its label from the key file if it has one. */
   key?: KeyMatch;
   /** The key's allowance, as its answers say it (RateLimit, RateLimit-Policy), when a rate limit applies. */

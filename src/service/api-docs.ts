@@ -16,7 +16,7 @@ import { VERSION } from "../version.ts";
 import { CSV_HEADER } from "../body/encode.ts";
 import { PRODUCT_COSTS_PATH } from "../edge/routes.ts";
 import { DetailCode, ProductCostRow, ValidationErrorBody, ValidationErrorItem } from "../query/product-cost-params.ts";
-import { pageResponse, temporaryRedirect } from "../request/exchange.ts";
+import { exchangeOf, pageResponse, temporaryRedirect } from "../request/exchange.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -27,7 +27,11 @@ export const DOCS_ASSETS: Readonly<Record<string, { file: string; type: string }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** A response header as the document describes it. */
-type Header = { description: string; required?: boolean; schema: { type: "string" | "integer"; enum?: string[]; format?: string; pattern?: string; example?: string } };
+type Header = {
+  description: string;
+  required?: boolean;
+  schema: { type: "string" | "integer"; enum?: string[]; format?: string; pattern?: string; minimum?: number; example?: string | number };
+};
 /** What every answer of the route says, whatever its status. */
 const EVERY_ANSWER: Record<string, Header> = {
   "X-Request-Id": {
@@ -52,12 +56,28 @@ const ERROR_HEADERS: Record<string, Header> = {
 };
 const RETRY_AFTER: Record<string, Header> = {
   ...ERROR_HEADERS,
-  "Retry-After": { description: "Seconds to wait before trying again (with RATE_LIMITED, OVERLOADED and DATABASE_UNAVAILABLE).", schema: { type: "integer" } },
+  "Retry-After": {
+    description: "Whole seconds to wait before trying again (with RATE_LIMITED, OVERLOADED and DATABASE_UNAVAILABLE).",
+    schema: { type: "integer", format: "int32", minimum: 1, example: 5 },
+  },
 };
 
-/** An error status: every error body is JSON. */
-const error = (description: string, schema: object, headers: Record<string, Header> = ERROR_HEADERS) =>
-  ({ description, headers, content: { "application/json": { schema } } });
+/** An error status: every error body is JSON, its schema a named component, with an example body. */
+const error = (description: string, schema: string, example: object, headers: Record<string, Header> = ERROR_HEADERS) =>
+  ({ description, headers, content: { "application/json": { schema: ref(schema), example } } });
+
+/** The error bodies, each a component a generator names: `{"detail": <one of the codes>}`. */
+const ERROR_SCHEMAS = {
+  InvalidMonthRange: DetailCode("INVALID_MONTH_RANGE"),
+  InvalidApiKey: DetailCode("INVALID_API_KEY"),
+  PreconditionFailed: DetailCode("Precondition Failed"),
+  UriTooLong: DetailCode("URI Too Long"),
+  RateLimited: DetailCode("RATE_LIMITED"),
+  HeadersTooLarge: DetailCode("Request Header Fields Too Large"),
+  InternalError: DetailCode("INTERNAL_ERROR"),
+  ServiceUnavailable: DetailCode("EXTERNAL_API_NOT_CONFIGURED", "DATABASE_UNAVAILABLE", "OVERLOADED"),
+};
+const detail = (code: string) => ({ detail: code });
 
 // What the 200 and the 304 say about the answer, so that a client can keep it and ask again
 // cheaply (docs/api.md, Caching and conditional requests).
@@ -65,7 +85,7 @@ const VALIDATORS: Record<string, Header> = {
   ...EVERY_ANSWER,
   ETag: {
     description:
-      "A strong tag of this representation (JSON or CSV, and its content coding) of the answer in the data's current state. " +
+      "A strong tag of this representation (JSON, CSV or Arrow, and its content coding) of the answer in the data's current state. " +
       "Send it back in If-None-Match: a 304 while the range's data is unchanged. " +
       "Absent where the answer is read from the daily rows directly (a database without the service's migrations, or a role " +
       "that may not read its rollup): nothing versions such an answer, so none is kept and no 304 is sent but for If-None-Match: *.",
@@ -78,9 +98,9 @@ const VALIDATORS: Record<string, Header> = {
     schema: { type: "string", enum: ["private, no-cache"] },
   },
   Vary: {
-    description: "Accept, Accept-Encoding: the representation depends on both.",
+    description: "Accept, Accept-Encoding: the representation depends on both; and Origin when the operator allows cross-origin reads (CORS_ALLOWED_ORIGINS).",
     required: true,
-    schema: { type: "string", enum: ["Accept, Accept-Encoding"] },
+    schema: { type: "string", enum: ["Accept, Accept-Encoding", "Accept, Accept-Encoding, Origin"] },
   },
   "X-Data-Changed-At": {
     description:
@@ -113,7 +133,13 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
       },
     },
     content: {
-      "application/json": { schema: { type: "array", items: ref("ProductCostRow") } },
+      "application/json": {
+        schema: ref("ProductCosts"),
+        example: [
+          { erp_product_id: 100003, erp_sku: "SKU-00003", product_name: "Slate Desk Lamp (sample)", purchase_cost_usd: 217.37, inbound_freight_usd: 17.795, shipping_to_customer_usd: 8.65, warehouse_fees_usd: 8.48023 },
+          { erp_product_id: null, erp_sku: null, product_name: "Unmapped product", purchase_cost_usd: 5, inbound_freight_usd: null, shipping_to_customer_usd: null, warehouse_fees_usd: 0 },
+        ],
+      },
       "text/csv": {
         schema: {
           type: "string",
@@ -145,34 +171,50 @@ export const PRODUCT_COSTS_RESPONSES: NonNullable<DocumentDecoration["responses"
   },
   400: error(
     "INVALID_MONTH_RANGE: month_from is after month_to, or the range is longer than the operator's MAX_RANGE_DAYS.",
-    DetailCode("INVALID_MONTH_RANGE"),
+    "InvalidMonthRange",
+    detail("INVALID_MONTH_RANGE"),
   ),
   401: error(
-    "INVALID_API_KEY: the Authorization header is missing, is not `Bearer <key>`, or holds an unknown key.",
-    DetailCode("INVALID_API_KEY"),
+    "INVALID_API_KEY: the Authorization header is missing, is not `Bearer <key>`, holds an unknown key, or a key past its expiry.",
+    "InvalidApiKey",
+    detail("INVALID_API_KEY"),
   ),
   412: error(
     "Precondition Failed: If-Match names no current ETag of this answer (strong comparison: a W/ tag never matches; " +
       "* matches). The data changed since the client's copy, or the tag names another representation.",
-    DetailCode("Precondition Failed"),
+    "PreconditionFailed",
+    detail("Precondition Failed"),
   ),
-  414: error("The request target (path and query) is longer than 64 KiB.", DetailCode("URI Too Long")),
+  414: error("The request target (path and query) is longer than 64 KiB.", "UriTooLong", detail("URI Too Long")),
   422: error(
     "Request validation failure: one item per failing query parameter, in the order month_from, month_to, segment.",
-    ref("HTTPValidationError"),
+    "HTTPValidationError",
+    {
+      detail: [
+        {
+          type: "date_from_datetime_parsing",
+          loc: ["query", "month_from"],
+          msg: "Input should be a valid date or datetime, input is too short",
+          input: "2026-1",
+          ctx: { error: "input is too short" },
+        },
+      ],
+    },
   ),
   429: error(
-    "RATE_LIMITED: this key sent more than the operator's RATE_LIMIT_PER_MINUTE (only when that limit is set).",
-    DetailCode("RATE_LIMITED"),
+    "RATE_LIMITED: this key sent more than its rate (the key file's rate=, else the operator's RATE_LIMIT_PER_MINUTE; only when one is set).",
+    "RateLimited",
+    detail("RATE_LIMITED"),
     RETRY_AFTER,
   ),
-  431: error("The request's header fields are larger than 64 KiB in total.", DetailCode("Request Header Fields Too Large")),
-  500: error("INTERNAL_ERROR: an unexpected failure; the cause is in the service's log, never in the body.", DetailCode("INTERNAL_ERROR")),
+  431: error("The request's header fields are larger than 64 KiB in total.", "HeadersTooLarge", detail("Request Header Fields Too Large")),
+  500: error("INTERNAL_ERROR: an unexpected failure; the cause is in the service's log, never in the body.", "InternalError", detail("INTERNAL_ERROR")),
   503: error(
     "EXTERNAL_API_NOT_CONFIGURED: the service has no API key configured. " +
       "DATABASE_UNAVAILABLE: the database is unreachable or did not answer in time; retrying later may succeed. " +
       "OVERLOADED: every database connection is busy and the wait list is full or the wait too long; retry after Retry-After seconds.",
-    DetailCode("EXTERNAL_API_NOT_CONFIGURED", "DATABASE_UNAVAILABLE", "OVERLOADED"),
+    "ServiceUnavailable",
+    detail("DATABASE_UNAVAILABLE"),
     RETRY_AFTER,
   ),
 };
@@ -186,9 +228,6 @@ const DOCUMENTATION = {
       "A null amount means not costed; 0 is a costed zero. " +
       "Every call needs `Authorization: Bearer <key>` with a key issued by the service operator.",
   },
-  // Relative, resolved against the document's own URL: right wherever the service is served
-  // from, a sub-path behind a reverse proxy included.
-  servers: [{ url: ".", description: "This service: where this document was fetched from." }],
   tags: [{ name: "product costs", description: "The one operation of the external API." }],
 };
 
@@ -198,7 +237,9 @@ const COMPONENTS = {
   },
   // The TypeBox schemas serialise to OpenAPI 3.0 schema objects (nullable: true, integer).
   schemas: {
+    ProductCosts: { type: "array", items: ref("ProductCostRow"), description: "The answer: one row per product, in the documented order." },
     ProductCostRow,
+    ...ERROR_SCHEMAS,
     ValidationError: ValidationErrorItem,
     HTTPValidationError: { ...ValidationErrorBody, properties: { detail: { type: "array", items: ref("ValidationError") } } },
   },
@@ -282,7 +323,7 @@ function addHeadOperation(paths: object) {
   if (!item || !get) return;
   item.head = {
     ...get,
-    ...(get.operationId ? { operationId: get.operationId.replace(/^get/, "head") } : {}),
+    operationId: "headProductCosts",
     summary: "Product costs' status and headers, without the rows",
     description:
       "What GET answers with the same query and headers, without content: the same status and headers " +
@@ -293,6 +334,17 @@ function addHeadOperation(paths: object) {
   };
 }
 
+/**
+ * The document with its server: the service as this request reached it (edge/public-base.ts),
+ * absolute, so that a generator given the document's URL calls the same service; "/" when the
+ * request's Host is not an authority. The rest is the same for every request.
+ */
+function withServer(document: object, base: string | undefined): string {
+  const server = base === undefined ? { url: "/", description: "This service (the origin this document was fetched from)." } : { url: base, description: "This service, as this document was fetched from it." };
+  const { openapi, ...rest } = document as { openapi: string };
+  return JSON.stringify({ openapi, servers: [server], ...rest });
+}
+
 /** Routes: /openapi.json, /docs and its assets. Hidden from the document themselves. */
 export function apiDocs() {
   const hidden = { detail: { hide: true } };
@@ -301,7 +353,7 @@ export function apiDocs() {
   let app = new Elysia()
     .get(
       OPENAPI_PATH,
-      () => {
+      ({ request }) => {
         if (!document) {
           const { paths, components } = toOpenAPISchema(app, undefined, undefined, undefined, "3.0.3");
           describeOnParameters(paths);
@@ -314,7 +366,7 @@ export function apiDocs() {
             components: { ...COMPONENTS, schemas: { ...components.schemas, ...COMPONENTS.schemas } },
           };
         }
-        return pageResponse(JSON.stringify(document), { "content-type": "application/json;charset=utf-8" });
+        return pageResponse(withServer(document, exchangeOf(request).publicBase), { "content-type": "application/json;charset=utf-8" });
       },
       hidden,
     )

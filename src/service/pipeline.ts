@@ -88,7 +88,8 @@ export function productCostsPipeline(parts: PipelineParts) {
         {
           query: ProductCostsQuery,
           detail: {
-            summary: "List product costs",
+            operationId: "listProductCosts",
+          summary: "List product costs",
             description:
               "Four cost columns per product, summed over the inclusive date range [month_from, month_to]. " +
               "null means not costed; 0 is a costed zero.",

@@ -24,7 +24,7 @@ import type { ServiceMetrics } from "./service-metrics.ts";
 import { createAnswerCache, type AnswerCache } from "../answer/answer-cache.ts";
 import { KeptFile } from "../body/kept-file.ts";
 import { createApp, NO_KEYS, readyWithKeys } from "./app.ts";
-import { clientAddress, createHandler, type FetchHandler } from "../edge/server.ts";
+import { clientAddress, createHandler, trustedProxy, type FetchHandler } from "../edge/server.ts";
 import { createCors } from "../edge/cors.ts";
 import { isMonitoringPath, rawRoutePatterns } from "../edge/routes.ts";
 import { createRateLimiter, type RateLimiter } from "../key/rate-limit.ts";
@@ -180,6 +180,7 @@ export function createService(parts: ServiceParts): Service {
     headers: database.servesDemoData ? { "x-demo-data": "true" } : undefined,
     requestTimeoutMs: settings.requestTimeoutMs,
     clientAddress: clientAddress(settings.trustedProxies),
+    trustedProxy: trustedProxy(settings.trustedProxies),
     serverCut: parts.serverCut,
   };
   // Cross-origin reads on the API's listener alone: a page has no business with the monitoring one.

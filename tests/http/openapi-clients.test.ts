@@ -71,4 +71,34 @@ export const costOf = (row: Row): number | null => (row.purchase_cost_usd === nu
     const wrongKey = await client("http://costs.internal", "not-a-key", (r) => app.handle(r))("2024-01-01", "2024-01-31");
     expect([wrongKey.response.status, wrongKey.error]).toEqual([401, { detail: "INVALID_API_KEY" }]);
   }, 60_000);
+
+  test("the generated types hold every live answer: each body the service sends, typed as its status's content, compiles", async () => {
+    writeFileSync(join(work, "schema.d.ts"), astToString(await openapiTS(JSON.parse(await openApiDocument()))));
+    const app = testApp(db.service);
+    const live = async (query: string, headers?: Record<string, string>) => (await app.get(`/external/v1/product-costs?${query}`, headers)).text();
+    const bodies: [string, string][] = [
+      ["200", await live("month_from=2024-01-01&month_to=2024-01-31&segment=all")],
+      ["200", await live("month_from=2030-01-01&month_to=2030-01-31")],
+      ["400", await live("month_from=2024-02-01&month_to=2024-01-01")],
+      ["401", await live("month_from=2024-01-01&month_to=2024-01-31", { authorization: "Bearer nope" })],
+      ["422", await live("month_from=2024-1&month_to=&segment=some")],
+    ];
+    // The body's text as a TypeScript value of the type the document gives its status.
+    const checks = bodies.map(
+      ([status, body], i) => `export const body${i}: paths["/external/v1/product-costs"]["get"]["responses"][${status}]["content"]["application/json"] = ${body};`,
+    );
+    writeFileSync(join(work, "live.ts"), `import type { paths } from "./schema";\n${checks.join("\n")}\n`);
+    const tsc = Bun.spawnSync(
+      [process.execPath, "x", "tsc", "--noEmit", "--strict", "--module", "preserve", "--moduleResolution", "bundler", "--target", "es2022", "--skipLibCheck", join(work, "live.ts")],
+      { cwd: root, stdout: "pipe", stderr: "pipe" },
+    );
+    expect([tsc.exitCode, tsc.stdout.toString() + tsc.stderr.toString()]).toEqual([0, ""]);
+    // And a body the document does not allow does not compile: the check can fail.
+    writeFileSync(join(work, "wrong.ts"), `import type { paths } from "./schema";\nexport const wrong: paths["/external/v1/product-costs"]["get"]["responses"][200]["content"]["application/json"] = [{ "erp_product_id": "1" }];\n`);
+    const refused = Bun.spawnSync(
+      [process.execPath, "x", "tsc", "--noEmit", "--strict", "--module", "preserve", "--moduleResolution", "bundler", "--target", "es2022", "--skipLibCheck", join(work, "wrong.ts")],
+      { cwd: root, stdout: "pipe", stderr: "pipe" },
+    );
+    expect(refused.exitCode).toBe(2);
+  }, 60_000);
 });

@@ -71,6 +71,8 @@ const LAST_DAY = Date.UTC(2024, 3, 5);
 function documentValidator(doc: Json) {
   const ajv = new Ajv({ strict: true, allErrors: true });
   addFormats(ajv);
+  // The document's own word for an exact decimal: a JSON number, here read as JavaScript reads it.
+  ajv.addFormat("decimal", { type: "number", validate: (n: number) => Number.isFinite(n) });
   ajv.addVocabulary(["example"]);
   // Refs point into the document's components: served to ajv as one schema of their own.
   const withRefs = (schema: object): object =>

@@ -98,12 +98,12 @@ describe("the OpenAPI document", () => {
     const withoutContent = Object.fromEntries(Object.entries(op.responses as Record<string, Json>).map(([status, { content, ...response }]) => [status, response]));
     expect(head).toEqual({
       ...op,
-      operationId: "headExternalV1Product-costs",
+      operationId: "headProductCosts",
       summary: "Product costs' status and headers, without the rows",
       description: head.description,
       responses: withoutContent,
     });
-    expect(op.operationId).toBe("getExternalV1Product-costs");
+    expect(op.operationId).toBe("listProductCosts");
     expect(Object.keys(head.responses)).toEqual(ALL_STATUSES);
     expect(Object.values(head.responses as Record<string, Json>).filter((r) => "content" in r)).toEqual([]);
     expect(head.description).toContain("without content");
@@ -172,7 +172,7 @@ describe("the OpenAPI document", () => {
     expect(op.responses["200"].headers["ETag"].required).toBe(false);
     expect(op.responses["304"].headers["ETag"].required).toBe(false);
     expect(op.responses["200"].headers["ETag"].description).toContain("Absent where the answer is read from the daily rows directly");
-    expect(op.responses["200"].headers["Vary"].schema.enum).toEqual(["Accept, Accept-Encoding"]);
+    expect(op.responses["200"].headers["Vary"].schema.enum).toEqual(["Accept, Accept-Encoding", "Accept, Accept-Encoding, Origin"]);
     expect(op.responses["200"].headers["Cache-Control"].schema.enum).toEqual(["private, no-cache"]);
   });
 
@@ -184,7 +184,7 @@ describe("the OpenAPI document", () => {
   });
 
   test("the 200 is an array of rows with every field of the specification, each nullable, none missing", () => {
-    const array = op.responses["200"].content["application/json"].schema;
+    const array = resolveRef(op.responses["200"].content["application/json"].schema);
     expect(array.type).toBe("array");
     const row = resolveRef(array.items);
     expect(row.type).toBe("object");
@@ -195,6 +195,55 @@ describe("the OpenAPI document", () => {
     // The service always writes all seven fields (null for not costed): documented as required.
     expect(row.required).toEqual(SPEC_ROW_FIELDS.map(([name]) => name));
     expect(op.responses["200"].content["text/csv"].schema.type).toBe("string");
+  });
+
+  test("what a generator needs (issue 55, part 3): int64 ids, amounts described as exact decimals, named schemas, a clean operationId, an example for every body", () => {
+    const row = doc.components.schemas.ProductCostRow;
+    expect([row.properties.erp_product_id.type, row.properties.erp_product_id.format]).toEqual(["integer", "int64"]);
+    for (const amount of ["purchase_cost_usd", "inbound_freight_usd", "shipping_to_customer_usd", "warehouse_fees_usd"]) {
+      expect([amount, row.properties[amount].type, row.properties[amount].format]).toEqual([amount, "number", "decimal"]);
+      expect(row.properties[amount].description).toContain("An exact decimal");
+      expect(row.properties[amount].description).toContain("parse_float=decimal.Decimal");
+    }
+    expect(op.responses["429"].headers["Retry-After"].schema).toEqual({ type: "integer", format: "int32", minimum: 1, example: 5 });
+    expect([op.operationId, doc.paths[PATH].head.operationId]).toEqual(["listProductCosts", "headProductCosts"]);
+    // Every body's schema is a named component, and every JSON body has an example that validates against it.
+    for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+      const json = response.content?.["application/json"];
+      if (!json) continue;
+      expect([status, json.schema.$ref?.startsWith("#/components/schemas/")]).toEqual([status, true]);
+      expect([status, json.example === undefined]).toEqual([status, false]);
+    }
+    expect(Object.keys(doc.components.schemas)).toEqual([
+      "ProductCosts", "ProductCostRow", "InvalidMonthRange", "InvalidApiKey", "PreconditionFailed", "UriTooLong", "RateLimited",
+      "HeadersTooLarge", "InternalError", "ServiceUnavailable", "ValidationError", "HTTPValidationError",
+    ]);
+  });
+
+  test("the error examples are what the service answers: 400, 401 and 422 byte for byte", async () => {
+    const app = testApp(noDatabase(), { keys: ring(KEY) });
+    const cases: [string, string, Record<string, string>?][] = [
+      ["400", "/external/v1/product-costs?month_from=2026-02-01&month_to=2026-01-01"],
+      ["401", "/external/v1/product-costs?month_from=2026-01-01&month_to=2026-01-31", { authorization: "Bearer not-a-key" }],
+      ["422", "/external/v1/product-costs?month_from=2026-1&month_to=2026-01-31"],
+    ];
+    for (const [status, path, headers] of cases) {
+      const res = await app.get(path, headers);
+      expect([status, res.status, await res.text()]).toEqual([status, Number(status), JSON.stringify(op.responses[status].content["application/json"].example)]);
+    }
+  });
+
+  test("servers: the service as the document was fetched from it, absolute; behind a trusted proxy, as the proxy forwards it", async () => {
+    const served = async (headers: Record<string, string>, trustedProxies?: string) => {
+      const app = testApp(noDatabase(), { keys: ring(KEY), ...(trustedProxies ? { trustedProxies } : {}) });
+      const res = await app.handle(new Request("http://localhost/openapi.json", { headers }), { requestIP: () => ({ address: "10.0.0.5" }) });
+      return ((await res.json()) as Json).servers.map((s: Json) => s.url);
+    };
+    expect(await served({ host: "costs.example.com:8080" })).toEqual(["http://costs.example.com:8080"]);
+    expect(await served({ host: "costs.example.com", "x-forwarded-proto": "https", "x-forwarded-prefix": "/costs" })).toEqual(["http://costs.example.com"]);
+    expect(await served({ host: "10.0.0.9:8080", "x-forwarded-proto": "https", "x-forwarded-host": "costs.example.com", "x-forwarded-prefix": "/costs/" }, "10.0.0.0/8")).toEqual(["https://costs.example.com/costs"]);
+    expect(await served({ host: "evil.example\"/><script>" })).toEqual(["/"]);
+    expect(await served({})).toEqual(["/"]);
   });
 
   test("every other error body is {detail: <code>} with the codes the service sends", () => {
