@@ -22,7 +22,7 @@ const PAGE = readFileSync(join(ROOT, "docs/clients.md"), "utf8");
 const KEY = "clients-recipes-key-0123456789abcdef";
 
 /** What the venv holds: the versions docs/clients.md says it was tested with. */
-const REQUIREMENTS = ["pandas==3.0.6", "polars==1.44.2", "duckdb==1.5.6"];
+const REQUIREMENTS = ["pandas==3.0.6", "polars==1.44.2", "duckdb==1.5.6", "pyarrow==25.0.1"];
 
 // One product per rule: an id above 2^53 whose purchase cost has 20 significant digits (and
 // whose total of four amounts has 21), a costed zero with a name CSV must quote, an unmapped
@@ -62,6 +62,10 @@ const PRINTED: Record<string, string[]> = {
   polars: ['1002\tAlpha, "quoted"\t0.000000\t0.000000', BIG, "None\tUnmapped\tNone\t-2.500000"],
   duckdb: ['1002\tAlpha, "quoted"\t0.000000\t0.000000', BIG, "None\tUnmapped\tNone\t-2.500000"],
   typescript: ['1002\tAlpha, "quoted"\t0\t0.000000', BIG, "\tUnmapped\t\t-2.500000"],
+  pyarrow: ['1002\tAlpha, "quoted"\t0.000000\t0.000000', BIG, "None\tUnmapped\tNone\t-2.500000"],
+  "arrow-pandas": ['1002\tAlpha, "quoted"\t0.000000\t0.000000', BIG, "<NA>\tUnmapped\t<NA>\t-2.500000"],
+  "arrow-polars": ['1002\tAlpha, "quoted"\t0.000000\t0.000000', BIG, "None\tUnmapped\tNone\t-2.500000"],
+  "arrow-duckdb": ['1002\tAlpha, "quoted"\t0.000000\t0.000000', BIG, "None\tUnmapped\tNone\t-2.500000"],
 };
 
 interface Recipe {
@@ -167,7 +171,7 @@ describe("docs/clients.md's recipes, run against the executable", () => {
   });
 
   test("every titled block of the page is one this test runs", () => {
-    expect([...RECIPES.keys()].sort()).toEqual(["curl-csv", "curl-json", "duckdb", "pandas", "polars", "python-json", "typescript", "typescript-generate"]);
+    expect([...RECIPES.keys()].sort()).toEqual(["arrow-duckdb", "arrow-pandas", "arrow-polars", "curl-csv", "curl-json", "duckdb", "pandas", "polars", "pyarrow", "python-json", "typescript", "typescript-generate"]);
   });
 
   test("curl: the CSV and the JSON files are the service's exact bytes", async () => {
@@ -192,7 +196,7 @@ describe("docs/clients.md's recipes, run against the executable", () => {
     return run([python, file], { cwd: work, env });
   };
 
-  for (const title of ["python-json", "pandas", "polars", "duckdb"]) {
+  for (const title of ["python-json", "pandas", "polars", "duckdb", "pyarrow", "arrow-pandas", "arrow-polars", "arrow-duckdb"]) {
     test(`${title}: prints the big id and the 20-digit amount exactly, and their exact total`, async () => {
       const r = await runPython(title, recipe(title).code);
       expect([r.code, r.stderr]).toEqual([0, ""]);
@@ -200,7 +204,7 @@ describe("docs/clients.md's recipes, run against the executable", () => {
     }, 60_000);
   }
 
-  test("the fixture catches a recipe that lets floats in: pandas guessing its types, DuckDB reading DOUBLE", async () => {
+  test("the fixture catches a recipe that lets floats in: pandas guessing its types, DuckDB reading DOUBLE, Arrow into pandas without its types", async () => {
     const pandas = recipe("pandas").code;
     const guessing = pandas.replace(/^\s*dtype=.*\n/m, "").replace(/^\s*converters=.*\n/m, "");
     expect(guessing).not.toBe(pandas);
@@ -216,6 +220,15 @@ describe("docs/clients.md's recipes, run against the executable", () => {
     expect([d.code, d.stderr]).toEqual([0, ""]);
     expect(d.stdout).not.toContain(BIG);
     expect(d.stdout).toContain("9007199254740993\tBig id, big cost\t100000000000000.0\t100000000000000.3");
+
+    // The Arrow stream is exact, but pandas' plain to_pandas() makes an id column with a null float64.
+    const arrow = recipe("arrow-pandas").code;
+    const plain = arrow.replace("types_mapper=pd.ArrowDtype", "");
+    expect(plain).not.toBe(arrow);
+    const a = await runPython("arrow-pandas-plain", plain);
+    expect(a.code).toBe(0);
+    expect(a.stdout).not.toContain(BIG);
+    expect(a.stdout).toContain("9007199254740992.0\tBig id, big cost");
   }, 60_000);
 
   test("TypeScript: types generated from /openapi.json type-check the openapi-fetch recipe, which prints the exact values", async () => {
