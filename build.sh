@@ -32,6 +32,8 @@ fi
 version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json)
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then commit="$commit-dirty"; fi
+# The manual page's date: the commit's day, so the same commit builds the same page.
+commit_date=$(git log -1 --format=%cs 2>/dev/null || true)
 
 # The worker is a second entrypoint: PGlite runs there, off the HTTP thread.
 # --no-compile-autoload-*: the executable must not pick up a stray .env or bunfig.toml
@@ -43,7 +45,7 @@ build() { # build <bun --target> <outfile>
   "$BUN" build --compile --minify-syntax --minify-whitespace --sourcemap --bytecode --format=esm \
     --no-compile-autoload-dotenv --no-compile-autoload-bunfig \
     --compile-exec-argv=--max-http-header-size=1048576 \
-    --define "BUILD_VERSION=\"$version\"" --define "BUILD_COMMIT=\"$commit\"" \
+    --define "BUILD_VERSION=\"$version\"" --define "BUILD_COMMIT=\"$commit\"" --define "BUILD_COMMIT_DATE=\"$commit_date\"" \
     --target="$1" --outfile "$2" src/main.ts src/backends/embedded/worker.ts
 }
 

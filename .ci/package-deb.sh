@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Packages an executable as a .deb with Debian's own dpkg-deb (no other packaging tool):
-# /usr/bin/product-cost-export, its three systemd units (printed by the executable itself),
-# the Debian copyright and changelog, the alert rules and dashboard of docs/monitoring/, the
-# sample env (docs/env.example), and
-# the maintainer scripts of .ci/deb/. build.sh runs
-# it (`bash build.sh deb`); the real-systemd test runs it on the executable it tests.
+# /usr/bin/product-cost-export, its three systemd units and its manual page (both printed by
+# the executable itself), under /usr/share/doc/product-cost-export the README, docs/*.md,
+# the alert rules and dashboard of docs/monitoring/, the sample env (docs/env.example), the
+# Debian copyright and a changelog made from the git history, the lintian overrides, the
+# maintainer scripts of .ci/deb/ and DEBIAN/md5sums. build.sh runs it (`bash build.sh deb`);
+# the real-systemd test and tests/e2e/deb-contents.test.ts run it on the executable they test.
+# What it installs, file by file: docs/deb-package.md.
 #
 #   bash .ci/package-deb.sh <executable> <amd64|arm64> <version> <out-dir> [<executable to print the units with>]
 #   DEB_COMPRESSION=gzip bash .ci/package-deb.sh ...   # dpkg-deb's -Z (default xz; the tests take gzip: seconds, not a minute)
@@ -28,26 +30,53 @@ install -d -m 0755 "$root/lib/systemd/system"
 "$units_from" systemd-unit refresh --exec-path "/usr/bin/$name" > "$root/lib/systemd/system/$name-refresh.service"
 "$units_from" systemd-unit refresh-timer > "$root/lib/systemd/system/$name-refresh.timer"
 chmod 0644 "$root/lib/systemd/system/"*
+# product-cost-export(1), from the tables --help is made from (gzip -9n: no name or time inside).
+install -d -m 0755 "$root/usr/share/man/man1"
+"$units_from" man-page | gzip -9n > "$root/usr/share/man/man1/$name.1.gz"
+chmod 0644 "$root/usr/share/man/man1/$name.1.gz"
 
 doc="$root/usr/share/doc/$name"
 install -d -m 0755 "$doc"
 install -m 0644 .ci/deb/copyright "$doc/copyright"
-# The alert rules and the dashboard, beside the executable they were tested against.
+# The README and docs/ as in the source tree, so the README's links (docs/...) hold here too.
+install -m 0644 README.md "$doc/README.md"
+install -d -m 0755 "$doc/docs"
+install -m 0644 docs/*.md "$doc/docs/"
+# The alert rules and the dashboard, beside the executable they were tested against; where
+# earlier packages put them (monitoring/), and as docs/monitoring for the links of the docs.
 install -D -m 0644 docs/monitoring/alerts.yml "$doc/monitoring/alerts.yml"
 install -D -m 0644 docs/monitoring/grafana-dashboard.json "$doc/monitoring/grafana-dashboard.json"
+ln -s ../monitoring "$doc/docs/monitoring"
 # Every setting of the service at its default, commented: a start for /etc/product-cost-export/env.
 install -m 0644 docs/env.example "$doc/env.example"
 install -D -m 0644 .ci/deb/lintian-overrides "$root/usr/share/lintian/overrides/$name"
-# A native package's changelog, as Debian policy wants it (gzip -9n: no name or time inside).
+# A native package's changelog, as Debian policy wants it: one entry for this version, the
+# subjects of the commits since the last release tag (v<version>; all of them before the
+# first), each wrapped to 80 columns; without git, one line naming the version. Its date
+# is the commit's, so one commit makes one changelog (gzip -9n: no name or time inside).
+changes() {
+  local since
+  if ! git rev-parse --verify -q HEAD >/dev/null 2>&1; then
+    printf 'Release %s.\n' "$version"
+    return
+  fi
+  since=$(git describe --tags --abbrev=0 --match 'v[0-9]*' HEAD 2>/dev/null || true)
+  git log --no-merges --format=%s ${since:+"$since..HEAD"}
+}
 {
   printf '%s (%s) stable; urgency=medium\n\n' "$name" "$version"
-  printf '  * Release %s (commit %s).\n\n' "$version" "$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
-  printf ' -- product-cost-export maintainers <product-cost-export@example.org>  %s\n' "$(date -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
+  changes | while IFS= read -r subject; do
+    printf '%s\n' "$subject" | fold -s -w 76 | sed -e 's/[[:space:]]*$//' -e '1s/^/  * /' -e '1!s/^/    /'
+  done
+  printf '\n -- product-cost-export maintainers <product-cost-export@example.org>  %s\n' "$(date -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")"
 } | gzip -9n > "$doc/changelog.gz"
 chmod 0644 "$doc/changelog.gz"
 
 install -d -m 0755 "$root/DEBIAN"
 install -m 0755 .ci/deb/postinst .ci/deb/prerm .ci/deb/postrm "$root/DEBIAN/"
+# Every file's MD5, as dh_md5sums writes it (debsums and dpkg --verify check them).
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/md5sums"
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: $name
 Version: $version

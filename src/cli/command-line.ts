@@ -100,6 +100,14 @@ export function argsUsage(args: readonly ArgSpec[]): string {
   return args.map((a) => (a.optional ? `[${shown(a)}]` : `<${shown(a)}>`)).join(" ");
 }
 
+/** A command's usage after the program's name: `load-csv <table> <file.csv|-> [flags]` as words ([flags] where it takes any). */
+export function usageWords(command: CommandSpec, readsSettings: boolean): string[] {
+  const words = [command.name];
+  if (command.args) words.push(argsUsage(command.args));
+  if (command.own?.length || readsSettings) words.push("[flags]");
+  return words;
+}
+
 function checkArgs(command: CommandSpec, given: readonly string[], problems: string[]): void {
   const specs = command.args ?? [];
   if (specs.some((a, i) => !a.optional && given[i] === undefined)) problems.push(`${command.name} needs ${argsUsage(specs)} ${seeHelp(command.name)}`);

@@ -2,11 +2,12 @@
 // the database check and every --help come, so that what is documented is what is accepted.
 // main.ts looks the command up here and calls its run.
 
-import { ConfigError, settingsOf } from "../settings/config.ts";
+import { ConfigError, settingsOf, SETTINGS } from "../settings/config.ts";
 import { TABLES } from "../load/load-csv.ts";
 import { DEFAULT_INSTALL_PATH, UNIT_KINDS } from "../ops/units.ts";
-import { COMMIT, VERSION } from "../version.ts";
-import { argsUsage, type CommandSpec } from "./command-line.ts";
+import { COMMIT_DATE, COMMIT, VERSION } from "../version.ts";
+import { usageWords, type CommandSpec } from "./command-line.ts";
+import { manPage } from "./man-page.ts";
 import { generateKey, hashKey, listKeys } from "./keys.ts";
 import { runLoadCsv } from "./load-csv.ts";
 import { runMigrate } from "./migrate.ts";
@@ -125,6 +126,15 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "Print a SQL script the deployment needs (the read-only role), for psql",
     run: printSql,
   },
+  {
+    name: "man-page",
+    summary: "Print the manual page product-cost-export(1) in roff, made from this help (the .deb installs it)",
+    details: [
+      "Every command, flag and setting, from the same tables as --help. To read it here: `product-cost-export man-page | man -l -`;",
+      "to install it without the .deb: `product-cost-export man-page | gzip -9n > /usr/local/share/man/man1/product-cost-export.1.gz`.",
+    ],
+    run: () => void process.stdout.write(manPage(COMMANDS, SETTINGS, VERSION, COMMIT_DATE)),
+  },
   { name: "help", args: [{ name: "command", optional: true }], summary: "Show this text, or a command's own", run: ({ args: [name] }) => print(name === undefined ? overviewHelp() : commandHelp(commandNamed(name))) },
   { name: "version", summary: "Print the version and the commit it was built from (also --version, -v)", run: () => print(`${PROGRAM} ${VERSION} (commit ${COMMIT})`) },
 ];
@@ -154,7 +164,7 @@ export function overviewHelp(): string {
 export function commandHelp(command: CommandSpec): string {
   const own = command.own ?? [];
   const settings = settingsOf(command.name);
-  const usage = [PROGRAM, command.name, command.args && argsUsage(command.args), own.length || settings.length ? "[flags]" : undefined].filter(Boolean).join(" ");
+  const usage = [PROGRAM, ...usageWords(command, settings.length > 0)].join(" ");
   const lines = [`Usage: ${usage}`, "", command.summary + "."];
   if (command.details) lines.push("", ...command.details);
   if (own.length) {

@@ -37,6 +37,9 @@ export function copyOf(path: string, credentialsDirectory = process.env.CREDENTI
 /** Where an operator installs the bare executable (the .deb installs /usr/bin/product-cost-export). */
 export const DEFAULT_INSTALL_PATH = "/usr/local/bin/product-cost-export";
 
+/** Where each unit points `systemctl help` and `systemctl status`: the manual page (`man-page`) and the README the .deb installs. */
+export const DOCUMENTATION = "Documentation=man:product-cost-export(1) file:/usr/share/doc/product-cost-export/README.md";
+
 export const UNIT_KINDS = ["service", "refresh", "refresh-timer"] as const;
 export type UnitKind = (typeof UNIT_KINDS)[number];
 
@@ -83,6 +86,7 @@ function serviceUnit(execPath: string): string {
 # Rotate keys: edit api-keys, then \`systemctl reload product-cost-export\` (no restart).
 [Unit]
 Description=product-cost-export: read-only product cost API
+${DOCUMENTATION}
 After=network-online.target postgresql.service
 Wants=network-online.target
 # Not started before it is configured: the package installs the unit before the operator writes env.
@@ -141,6 +145,7 @@ function refreshUnit(execPath: string): string {
 #                                    (the tables' owner, as for migrate), mode 0600
 [Unit]
 Description=product-cost-export: fold the cost change log into the rollup
+${DOCUMENTATION}
 After=network-online.target postgresql.service
 Wants=network-online.target
 # Not run before it is configured.
@@ -162,6 +167,7 @@ function refreshTimer(): string {
 # Runs product-cost-export-refresh.service a minute after each run ends (never two at once).
 [Unit]
 Description=product-cost-export: refresh the rollup every minute
+${DOCUMENTATION}
 
 [Timer]
 OnBootSec=1min

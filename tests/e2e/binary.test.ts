@@ -35,7 +35,7 @@ describe("the executable's commands", () => {
   test("--help, -h and help show the commands; each command's --help shows its own flags and settings only", () => {
     const overview = run(["--help"]);
     expect([overview.code, overview.stderr]).toEqual([0, ""]);
-    for (const name of ["serve", "migrate", "refresh", "load-csv", "generate-key", "hash-key", "systemd-unit", "print-sql", "help", "version"]) {
+    for (const name of ["serve", "migrate", "refresh", "load-csv", "generate-key", "hash-key", "systemd-unit", "print-sql", "man-page", "help", "version"]) {
       expect(overview.stdout).toContain(`\n  ${name} `);
     }
     expect(run(["-h"]).stdout).toBe(overview.stdout);

@@ -780,6 +780,7 @@ describe("systemd", () => {
       "RestartPreventExitStatus=2",
       "CapabilityBoundingSet=",
       "WantedBy=multi-user.target",
+      "Documentation=man:product-cost-export(1) file:/usr/share/doc/product-cost-export/README.md",
     ]) {
       expect(lines).toContain(line);
     }
@@ -798,6 +799,11 @@ describe("systemd", () => {
     expect(refresh.some((l) => /^(LoadCredential|ExecStartPre|RuntimeDirectory)=/.test(l))).toBe(false); // no API keys
     const timer = unitText("refresh-timer").split("\n");
     for (const line of ["[Timer]", "OnUnitInactiveSec=1min", "WantedBy=timers.target"]) expect(timer).toContain(line);
+    // Each unit points `systemctl help` at the manual page and the README, as the service does.
+    const documentation = service.filter((l) => l.startsWith("Documentation="));
+    expect(documentation).toEqual(["Documentation=man:product-cost-export(1) file:/usr/share/doc/product-cost-export/README.md"]);
+    expect(refresh.filter((l) => l.startsWith("Documentation="))).toEqual(documentation);
+    expect(timer.filter((l) => l.startsWith("Documentation="))).toEqual(documentation);
     expect(run(["systemd-unit", "timer"])).toEqual({
       code: 2,
       stdout: "",
@@ -807,6 +813,11 @@ describe("systemd", () => {
 
   // Never green by absence: without systemd-analyze (Debian package systemd) this is reported as skipped.
   test.skipIf(!Bun.which("systemd-analyze"))("systemd-analyze verifies the units and rates the services' exposure 2 or better (skipped where systemd-analyze is not installed)", () => {
+    // verify runs man for each Documentation=man: page: the one this executable prints, as the .deb installs it.
+    const page = run(["man-page"]);
+    expect([page.code, page.stderr]).toEqual([0, ""]);
+    mkdirSync(join(work, "man/man1"), { recursive: true });
+    writeFileSync(join(work, "man/man1/product-cost-export.1"), page.stdout);
     for (const [kind, file] of [["service", "product-cost-export.service"], ["refresh", "product-cost-export-refresh.service"], ["refresh-timer", "product-cost-export-refresh.timer"]] as const) {
       const unit = join(work, file);
       // verify checks that ExecStart= exists: this copy of the executable.
@@ -814,7 +825,7 @@ describe("systemd", () => {
       expect([text.code, text.stderr]).toEqual([0, ""]);
       writeFileSync(unit, text.stdout);
       // The timer names its service: verify looks for it beside the timer.
-      const verify = Bun.spawnSync(["systemd-analyze", "verify", unit], { stdout: "pipe", stderr: "pipe", cwd: work });
+      const verify = Bun.spawnSync(["systemd-analyze", "verify", unit], { stdout: "pipe", stderr: "pipe", cwd: work, env: { ...process.env, MANPATH: join(work, "man") } });
       // verify exits 0 even for unknown keys or bad values, which it only reports on stderr.
       expect([kind, verify.exitCode, verify.stderr.toString()]).toEqual([kind, 0, ""]);
       if (kind === "refresh-timer") continue;
