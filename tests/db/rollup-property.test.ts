@@ -177,11 +177,15 @@ describeBackends("rollup v3 on $name", (backend) => {
     const barrier = await advisoryBarrier(url, 74_000_002);
     let writing = true;
     const failures: string[] = [];
+    let refreshes = 0;
+    let reads = 0;
     // Six writers, each its own seeded sequence of random writes, on the same 30 products.
     const writerLoops = Array.from({ length: 6 }, async (_, w) => {
       const wr = prng(SEED ^ (0x1000 + w));
       await writers`select pg_advisory_lock_shared(${barrier.id}), pg_advisory_unlock_shared(${barrier.id})`;
-      for (let i = 0; i < 12; i++) {
+      // Twelve writes each at least, and on until the refresher and the reader have overlapped
+      // them (two refreshes, six reads): on a loaded machine one refresh outlasted 72 writes.
+      for (let i = 0; i < 12 || ((refreshes < 2 || reads < 6) && i < 400); i++) {
         try {
           // Bulk loads by multi-row INSERT here: postgres.js's COPY stream was seen to hang
           // with several COPYs in flight on one pool (the sequential test above uses COPY).
@@ -195,14 +199,12 @@ describeBackends("rollup v3 on $name", (backend) => {
         }
       }
     });
-    let refreshes = 0;
     const refresher = (async () => {
       while (writing) {
         await refresh();
         refreshes++;
       }
     })();
-    let reads = 0;
     const reader = (async () => {
       const reads_ = prng(SEED ^ 0xfeed);
       while (writing) {
