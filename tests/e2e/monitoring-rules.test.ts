@@ -54,8 +54,8 @@ function sampleOf(name: string): { labels: string; value: number } {
 }
 
 describe("promtool", () => {
-  test("check rules: docs/monitoring/alerts.yml is valid, all 11 rules", () => {
-    expect(run("check", "rules", RULES)).toEqual({ code: 0, out: `Checking ${RULES}\n  SUCCESS: 11 rules found` });
+  test("check rules: docs/monitoring/alerts.yml is valid, all 12 rules", () => {
+    expect(run("check", "rules", RULES)).toEqual({ code: 0, out: `Checking ${RULES}\n  SUCCESS: 12 rules found` });
   }, 120_000);
 
   test("check metrics: the executable's /metrics, not ready and over HTTPS, has no problem", () => {
@@ -84,6 +84,9 @@ describe("promtool", () => {
             series("product_cost_export_not_ready", notReady.labels, "a:8080", "1x10"),
             series("product_cost_export_tls_certificate_expiry_timestamp_seconds", expiry.labels, "a:8080", `${2 * 86400}x120`),
             series("product_cost_export_tls_certificate_expiry_timestamp_seconds", expiry.labels, "b:8080", `${30 * 86400}x120`),
+            // An API key 5 days from its expires= on one instance, 60 on another.
+            series("product_cost_export_api_key_nearest_expiry_timestamp_seconds", "{}", "a:8080", `${5 * 86400}x120`),
+            series("product_cost_export_api_key_nearest_expiry_timestamp_seconds", "{}", "b:8080", `${60 * 86400}x120`),
           ],
           alert_rule_test: [
             { eval_time: "1m", alertname: "ProductCostExportNotReady", exp_alerts: [] },
@@ -111,6 +114,20 @@ describe("promtool", () => {
                     summary: "The HTTPS certificate of product-cost-export on a:8080 expires in 1d 22h 30m 0s",
                     description:
                       "Put the renewed tls-cert.pem and tls-key.pem in /etc/product-cost-export, then `systemctl restart product-cost-export` (the certificate is read at start: a reload does not change it).",
+                  },
+                },
+              ],
+            },
+            {
+              eval_time: "90m",
+              alertname: "ProductCostExportApiKeyExpiring",
+              exp_alerts: [
+                {
+                  exp_labels: { severity: "ticket", job: "product-cost-export", instance: "a:8080" },
+                  exp_annotations: {
+                    summary: "An API key of product-cost-export on a:8080 expires in 4d 22h 30m 0s",
+                    description:
+                      "`product-cost-export list-keys` names it (STATE expiring). Give its client a new key (`generate-key --label NAME`, its line into the key file, `systemctl reload product-cost-export`), then remove the old line: an expired key answers 401.",
                   },
                 },
               ],
