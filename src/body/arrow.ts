@@ -14,15 +14,15 @@ import { finiteDecimal, isTextColumn, PRODUCT_COST_COLUMNS, type ProductCostRow 
 export const ARROW_STREAM_TYPE = "application/vnd.apache.arrow.stream";
 
 /** The scale of the amount columns (numeric(20,6) in the contract): digits after the point. */
-export const AMOUNT_SCALE = 6;
+const AMOUNT_SCALE = 6;
 /** decimal128's own precision: sums of numeric(20,6) over years of days stay far below it. */
-export const AMOUNT_PRECISION = 38;
+const AMOUNT_PRECISION = 38;
 
 const ID_COLUMN = 0;
 const columnType = (index: number): DataType =>
   index === ID_COLUMN ? new Int64() : isTextColumn(index) ? new Utf8() : new Decimal(AMOUNT_SCALE, AMOUNT_PRECISION, 128);
 
-export const ARROW_SCHEMA = new Schema(PRODUCT_COST_COLUMNS.map((name, i) => new Field(name, columnType(i), true)));
+const ARROW_SCHEMA = new Schema(PRODUCT_COST_COLUMNS.map((name, i) => new Field(name, columnType(i), true)));
 
 /** A sink the writer writes its messages into, emptied by this module after each batch. */
 class Drain extends AsyncByteQueue {
@@ -65,7 +65,7 @@ export function arrowStream(): {
 const END_OF_STREAM = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
 
 /** One record batch of `rows`, each column laid out from the cells' text. */
-export function recordBatch(rows: readonly ProductCostRow[]): RecordBatch {
+function recordBatch(rows: readonly ProductCostRow[]): RecordBatch {
   const children = PRODUCT_COST_COLUMNS.map((name, f) => (f === ID_COLUMN ? int64Column(rows, f, name) : isTextColumn(f) ? utf8Column(rows, f) : decimalColumn(rows, f, name)));
   const data = makeData({ type: new Struct(ARROW_SCHEMA.fields), length: rows.length, nullCount: 0, children });
   return new RecordBatch(ARROW_SCHEMA, data);

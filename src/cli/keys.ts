@@ -98,7 +98,7 @@ export function listKeys({ config, own }: CommandLine): void {
     digest: `sha256:${k.digestPrefix}`,
     expires: k.expiresAt === undefined ? null : new Date(k.expiresAt).toISOString(),
     state: keyState(k, now),
-    rate_per_minute: k.ratePerMinute ?? (config.rateLimitPerMinute || null),
+    rate_per_minute: (k.ratePerMinute ?? config.rateLimitPerMinute) || null, // null: no limit (rate=0 included)
     source: k.source,
   }));
   if (own.get("json") === "true") return void process.stdout.write(JSON.stringify(rows) + "\n");

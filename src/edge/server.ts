@@ -21,7 +21,6 @@ import { errorFields, type Logger } from "../ops/log.ts";
 import { Exchange, SECURITY_HEADERS, bodyBytesOf, bodyWithSize, failureResponse, internalUrl, requestTarget, routedRequest, type RequestObserver } from "../request/exchange.ts";
 import { oversizedRequest, trailingSlashRedirect, walkedWithDots, type RawRoute } from "./routes.ts";
 import { varyWithOrigin, type Cors } from "./cors.ts";
-import { publicBase } from "./public-base.ts";
 import { BlockList, isIP } from "node:net";
 import { parseTrustedProxies } from "../settings/trusted-proxies.ts";
 
@@ -148,7 +147,7 @@ export function createHandler(app: RoutedApp, logger: Logger, options: HandlerOp
     } catch {
       // A peer that is already gone has no address: the line goes without one.
     }
-    exchange.publicBase = publicBase(arrived.headers, arrived.url.startsWith("https:"), peer !== undefined && trusted(peer));
+    exchange.fromTrustedProxy = peer !== undefined && trusted(peer);
     let request = arrived;
     let response: Response;
     try {

@@ -108,9 +108,14 @@ export function buildKeyRing(entries: readonly KeyEntry[], fileWarnings: readonl
     if (seen.has(hex)) continue; // the same key listed twice (e.g. env and file) is one key
     seen.add(hex);
     const fingerprint = fingerprintOfDigest(hex);
-    const terms = { ...(expiresAt !== undefined ? { expiresAt } : {}), ...(ratePerMinute !== undefined ? { ratePerMinute } : {}) };
-    keys.push({ digest: Buffer.from(hex, "hex"), match: { fingerprint, ...(label === undefined ? {} : { label }), ...terms } });
-    listing.push({ fingerprint, digestPrefix: hex.slice(0, 12), ...(label === undefined ? {} : { label }), source, ...terms });
+    const match: KeyMatch = {
+      fingerprint,
+      ...(label === undefined ? {} : { label }),
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+      ...(ratePerMinute === undefined ? {} : { ratePerMinute }),
+    };
+    keys.push({ digest: Buffer.from(hex, "hex"), match });
+    listing.push({ ...match, digestPrefix: hex.slice(0, 12), source });
   }
   if (problems.length) throw new ConfigError(problems.join("; "));
 
@@ -164,7 +169,8 @@ function keyTerms(words: readonly string[], where: string, problems: string[]): 
   const terms: KeyTerms = {};
   const fail = (problem: string) => (problems.push(`${where}: ${problem}`), null);
   for (const word of words) {
-    const [name, text] = word.includes("=") ? [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)] : [word, undefined];
+    const eq = word.indexOf("=");
+    const [name, text] = eq === -1 ? [word, undefined] : [word.slice(0, eq), word.slice(eq + 1)];
     if (name === "expires" && text !== undefined) {
       if ("expiresAt" in terms) return fail("expires= is given twice");
       const at = expiryInstant(text);
@@ -185,7 +191,7 @@ function keyTerms(words: readonly string[], where: string, problems: string[]): 
 export function expiryInstant(text: string): number | undefined {
   const date = EXPIRY_DATE.test(text) ? text : EXPIRY_TIME.exec(text)?.[1];
   if (date === undefined) return undefined;
-  const at = Date.parse(EXPIRY_DATE.test(text) ? `${text}T00:00:00Z` : text.toUpperCase());
+  const at = Date.parse(date === text ? `${text}T00:00:00Z` : text.toUpperCase());
   // Date.parse takes 2027-02-30 as 2 March: a day that is not in the calendar is a typo.
   if (!Number.isFinite(at) || new Date(Date.parse(`${date}T00:00:00Z`)).toISOString().slice(0, 10) !== date) return undefined;
   return at;

@@ -1,6 +1,7 @@
 // Optional per-key rate limit: a token bucket per API key (by fingerprint) holding
-// `perMinute` requests (RATE_LIMIT_PER_MINUTE, or the key's own `rate=` in the key file) and refilled evenly over the minute, so a key may burst up to its
-// limit and then sustain `perMinute` requests a minute. Past it: 429 {"detail":"RATE_LIMITED"}
+// `perMinute` requests (RATE_LIMIT_PER_MINUTE, or the key's own `rate=` in the key file) and
+// refilled evenly over the minute, so a key may burst up to its limit and then sustain
+// `perMinute` requests a minute. Past it: 429 {"detail":"RATE_LIMITED"}
 // with Retry-After, the whole seconds until the next request would be allowed.
 // It runs after authentication, so only configured keys have buckets: memory is bounded
 // by the number of keys (a key that leaves the file keeps its bucket until a restart: a few

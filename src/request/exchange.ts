@@ -19,6 +19,7 @@ import type { KeyMatch } from "../key/api-keys.ts";
 import { ClientClosedRequestError, RequestDeadlineError, classify, type Failure } from "../failures.ts";
 import { errorFields, type Logger } from "../ops/log.ts";
 import type { AnswerKey } from "../query/answer-key.ts";
+import { publicBase } from "./public-base.ts";
 
 // An incoming request id is echoed only if it is short and plain, so logs cannot be forged.
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -83,8 +84,8 @@ export class Exchange {
   readonly userAgent: string | undefined;
   /** Who sent it: the peer, or the client a trusted proxy names (client-address.ts). */
   client?: string;
-  /** Where its client reached the service (edge/public-base.ts): the API document's server. */
-  publicBase?: string;
+  /** The peer is one of TRUSTED_PROXIES: its X-Forwarded-* headers are believed (publicBase). */
+  fromTrustedProxy = false;
   /** The key used: its fingerprint, and its label from the key file if it has one. */
   key?: KeyMatch;
   /** The key's allowance, as its answers say it (RateLimit, RateLimit-Policy), when a rate limit applies. */
@@ -116,7 +117,7 @@ export class Exchange {
   private readonly deadline: { signal: AbortSignal; finish(): void };
 
   constructor(
-    arrived: Request,
+    private readonly arrived: Request,
     private readonly options: ExchangeOptions,
   ) {
     const incoming = arrived.headers.get("x-request-id");
@@ -131,6 +132,11 @@ export class Exchange {
   responseHeaders(): Record<string, string> {
     const t = this.trace;
     return { "x-request-id": this.id, ...(t ? { traceresponse: `00-${t.traceId}-${t.spanId}-${t.flags}` } : {}), ...this.rateLimit };
+  }
+
+  /** Where its client reached the service (public-base.ts), for the API document's server: made only when asked. */
+  publicBase(): string | undefined {
+    return publicBase(this.arrived.headers, this.arrived.url.startsWith("https:"), this.fromTrustedProxy);
   }
 
   /** The format rows are written in, for a 200 of the endpoint (the question's own: kept once). */
