@@ -7,6 +7,7 @@
 // Before the fix, answers read while the refresh folded a new month missed its first row, and
 // the cache then kept the wrong sums behind 304s for good.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { tableFromIPC } from "apache-arrow";
 import type { Sql } from "../../src/database/client.ts";
 import { refreshRollup } from "../../src/rollup/refresh.ts";
 import { createAnswerCache } from "../../src/answer/answer-cache.ts";
@@ -35,6 +36,32 @@ function json(rows: Record<string, string | null>[]): string {
     .join(",")}]`;
 }
 
+/** An amount's unscaled integer (×10^6) as PostgreSQL writes the decimal: "12.5", "-0.000001", "0". */
+function decimalText(unscaled: bigint): string {
+  const sign = unscaled < 0n ? "-" : "";
+  const digits = (unscaled < 0n ? -unscaled : unscaled).toString().padStart(7, "0");
+  const fraction = digits.slice(-6).replace(/0+$/, "");
+  return `${sign}${digits.slice(0, -6)}${fraction ? `.${fraction}` : ""}`;
+}
+
+/** An Arrow answer as the JSON the service writes for the same rows: the two compared with one GROUP BY. */
+function arrowAsJson(bytes: Uint8Array): string {
+  const table = tableFromIPC(bytes);
+  const cell = (name: string, r: number): string | null => {
+    const column = table.getChild(name)!;
+    if (!column.isValid(r)) return null;
+    if (name === "erp_product_id" || name === "erp_sku" || name === "product_name") return String(column.get(r));
+    let at = r;
+    const chunk = column.data.find((d) => (at < d.length ? true : ((at -= d.length), false)))!;
+    const words = chunk.values as Uint32Array;
+    let value = 0n;
+    for (let w = 3; w >= 0; w--) value = (value << 32n) | BigInt(words[(chunk.offset + at) * 4 + w]!);
+    return decimalText(BigInt.asIntN(128, value));
+  };
+  const names = table.schema.fields.map((f) => f.name);
+  return json(Array.from({ length: table.numRows }, (_, r) => Object.fromEntries(names.map((name) => [name, cell(name, r)]))));
+}
+
 describeWithPostgres("answers exact, and every 304 true, while the refresh folds what the ETL writes", () => {
   let db: TestDatabase;
   let sql: Sql;
@@ -43,17 +70,23 @@ describeWithPostgres("answers exact, and every 304 true, while the refresh folds
   beforeAll(async () => {
     db = await testDatabase();
     sql = namedPool(db.url, `pce-exact-${process.pid}`, { max: CLIENTS + 2 });
-    app = testApp(sql, { answerCache: createAnswerCache(32 * 2 ** 20) });
-    await loadDenseFixture(db.admin, { products: 40, from: "2026-01-01", to: "2026-05-30", sampleEvery: 5 });
-    await refreshRollup(db.admin, { rebuild: true });
   }, 60_000);
 
   afterAll(async () => {
     await sql.end({ timeout: 2 });
   });
 
-  test("rounds of a write and a refresh under six clients: every 200 the GROUP BY's, every 304 for the GROUP BY's body, then and afterwards", async () => {
-    const random = prng(testSeed("exact under refresh"));
+  // JSON, and the Arrow stream (issue 55) read back into the same rows: one answer version, cache and ETag machinery for both.
+  test.each([
+    ["JSON", {}],
+    ["Arrow", { accept: "application/vnd.apache.arrow.stream" }],
+  ] as const)("%s: rounds of a write and a refresh under six clients: every 200 the GROUP BY's, every 304 for the GROUP BY's body, then and afterwards", async (format, accept) => {
+    const bodyOf = async (res: Response) => (format === "Arrow" && res.status === 200 ? arrowAsJson(new Uint8Array(await res.arrayBuffer())) : res.text());
+    // Each format from the same data, its own answer cache.
+    app = testApp(sql, { answerCache: createAnswerCache(32 * 2 ** 20) });
+    await loadDenseFixture(db.admin, { products: 40, from: "2026-01-01", to: "2026-05-30", sampleEvery: 5 });
+    await refreshRollup(db.admin, { rebuild: true });
+    const random = prng(testSeed(format === "JSON" ? "exact under refresh" : "exact under refresh, Arrow"));
     // Day i of the data's span (from 2025-11-01); the ranges' edges fall anywhere in it.
     const DAY0 = Date.UTC(2025, 10, 1);
     const dayOf = (i: number) => new Date(DAY0 + i * 86_400_000).toISOString().slice(0, 10);
@@ -95,8 +128,8 @@ describeWithPostgres("answers exact, and every 304 true, while the refresh folds
           const query = `month_from=${dayOf(from)}&month_to=${dayOf(to)}&segment=${["normal", "all", "sample"][Math.floor(random() * 3)]}`;
           const known = [...(tagsOf.get(query) ?? [])];
           const tag = known.length && random() < 0.5 ? known[Math.floor(random() * known.length)] : undefined;
-          const res = await app.get(`${PATH}?${query}`, { authorization: `Bearer ${KEY}`, ...(tag ? { "if-none-match": tag } : {}) });
-          const body = await res.text();
+          const res = await app.get(`${PATH}?${query}`, { authorization: `Bearer ${KEY}`, ...accept, ...(tag ? { "if-none-match": tag } : {}) });
+          const body = await bodyOf(res);
           const want = await expect1(query);
           if (res.status === 304) {
             if (bodies.get(tag!) !== want) problems.push(`round ${round} (${kind}): 304 for ${tag} on ${query}, whose body is not the GROUP BY's`);
@@ -120,16 +153,16 @@ describeWithPostgres("answers exact, and every 304 true, while the refresh folds
       for (const query of expected.keys()) {
         const tags = tagsOf.get(query) ?? new Set<string>();
         const want = await expectedOf(query);
-        const res = await app.get(`${PATH}?${query}`);
-        if ((await res.text()) !== want) problems.push(`after round ${round}: the answer on ${query} is not the GROUP BY's`);
+        const res = await app.get(`${PATH}?${query}`, { authorization: `Bearer ${KEY}`, ...accept });
+        if ((await bodyOf(res)) !== want) problems.push(`after round ${round}: the answer on ${query} is not the GROUP BY's`);
         for (const tag of tags) {
-          const conditional = await app.get(`${PATH}?${query}`, { authorization: `Bearer ${KEY}`, "if-none-match": tag });
+          const conditional = await app.get(`${PATH}?${query}`, { authorization: `Bearer ${KEY}`, ...accept, "if-none-match": tag });
           await conditional.arrayBuffer();
           if (conditional.status === 304 && bodies.get(tag) !== want) problems.push(`after round ${round}: 304 for ${tag} on ${query}, whose body is not the GROUP BY's`);
         }
       }
     }
-    console.log(`exact under refresh: ${bodies.size} bodies, refreshes of ${refreshMs.join(", ")} ms`);
+    console.log(`exact under refresh (${format}): ${bodies.size} bodies, refreshes of ${refreshMs.join(", ")} ms`);
     expect(problems.slice(0, 20)).toEqual([]);
     expect(bodies.size).toBeGreaterThan(50);
   }, 120_000);
